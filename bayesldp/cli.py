@@ -1,0 +1,90 @@
+"""The ``bayesldp`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from bayesldp import __version__
+
+logger = logging.getLogger("bayesldp")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from bayesldp.demo import DemoConfig, run_demo, summarise
+    from bayesldp.io import write_csv
+    from bayesldp.methods import METHODS
+    from bayesldp.plotting import plot_demo
+
+    methods = tuple(args.methods.split(",")) if args.methods else METHODS
+    config = DemoConfig(
+        epsilon=args.epsilon, oracle=args.oracle, reps=args.reps, seed=args.seed,
+        n=args.n, d=args.d, methods=methods,
+    )
+    out = Path(args.out)
+    print(
+        f"Zipf(s={config.s}) d={config.d} n={config.n:,} eps={config.epsilon} "
+        f"oracle={config.oracle}, {config.reps} repetitions, seed {config.seed}"
+    )
+    with tqdm(total=config.reps, desc="repetitions", unit="rep", disable=args.quiet) as bar:
+        results = run_demo(config, progress=bar.update)
+    summary = summarise(results, methods)
+    write_csv(out / "demo_runs.csv", results)
+    write_csv(out / "demo_summary.csv", summary)
+    plot_demo(summary, out / "demo.png",
+              title=f"Zipf 1.5, d={config.d}, n={config.n:,}, eps={config.epsilon}, {config.oracle}")
+    header = f"{'method':<10} {'full MSE':>10} {'50% set MSE':>12} {'top-10 MSE':>11} {'sum':>7} {'ms':>8}"
+    print(header)
+    print("-" * len(header))
+    for row in summary.itertuples():
+        print(
+            f"{row.method:<10} {row.mse:>10.3e} {row.set_mse:>12.3e} {row.topk_mse:>11.3e} "
+            f"{row.sum:>7.4f} {row.seconds * 1e3:>8.2f}"
+        )
+    warned = results.loc[results["warning"] != "", ["method", "warning"]].drop_duplicates("method")
+    for row in warned.itertuples():
+        print(f"warning ({row.method}): {row.warning}")
+    print(f"wrote {out / 'demo_summary.csv'}, {out / 'demo_runs.csv'} and {out / 'demo.png'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(prog="bayesldp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"bayesldp {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="every method on Zipf(1.5), d=1024, n=1e6, eps=1, OUE")
+    demo.add_argument("--epsilon", type=float, default=1.0)
+    demo.add_argument("--oracle", default="OUE", help="GRR, OUE, SUE, OLH, SS or HR")
+    demo.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
+    demo.add_argument("--n", type=int, default=1_000_000, help="users (default 1e6)")
+    demo.add_argument("--d", type=int, default=1024, help="domain size (default 1024)")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--methods", default="", help="comma-separated subset of methods")
+    demo.add_argument("--out", default="bayesldp-demo", help="output folder")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``bayesldp`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except ValueError as err:
+        parser.error(str(err))
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Atomic file output: a result file is either complete or absent, never half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["atomic_open", "write_json", "write_csv"]
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; rename it over ``path`` on success.
+
+    An exception (or an interrupted process) leaves ``path`` as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as indented JSON, atomically."""
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True, default=str)
+
+
+def write_csv(path: str | os.PathLike, frame) -> None:
+    """Write a pandas DataFrame as CSV, atomically."""
+    with atomic_open(path) as fh:
+        frame.to_csv(fh, index=False)

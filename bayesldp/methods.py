@@ -1,0 +1,604 @@
+"""Post-processing methods: every one a plain function ``f(measurement, **options)``.
+
+Names follow Wang et al., "Locally Differentially Private Frequency Estimation with
+Consistency" (NDSS 2020 and its long version); equation numbers refer to the long
+version. ``ibu`` and ``mle`` are exact maximum-likelihood anchors the papers do not
+have. Use :func:`postprocess` to call a method by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import math
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from scipy import optimize
+from scipy.stats import norm as _normal
+
+from bayesldp import power as _power
+from bayesldp._validation import check_choice, check_estimates
+from bayesldp.estimate import Estimate
+from bayesldp.measurement import Measurement
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["METHODS", "BACKENDS", "postprocess", "project_simplex", "shift_to_total"]
+
+
+# ---------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------
+
+
+def shift_to_total(values: np.ndarray, total: float = 1.0) -> tuple[np.ndarray, float]:
+    """Find :math:`\\delta` with :math:`\\sum_v \\max(x_v + \\delta, 0) = ` ``total``.
+
+    The Norm-Sub step, solved by Michelot's active-set iteration: each pass sets
+    :math:`\\delta` so the active items sum to ``total`` and drops the items pushed to
+    zero; :math:`\\delta` only grows, so dropped items never return. Each pass is
+    ``O(d)`` and a handful of passes suffice in practice.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Estimates :math:`x` (1-D, non-empty, finite).
+    total : float
+        Required sum, ``>= 0``.
+
+    Returns
+    -------
+    shifted : numpy.ndarray
+        :math:`\\max(x + \\delta, 0)`.
+    delta : float
+    """
+    if total < 0:
+        raise ValueError(f"total must be >= 0, got {total}")
+    x = np.asarray(values, dtype=np.float64)
+    if total == 0:
+        return np.zeros_like(x), -float(x.max())
+    active = x
+    while True:
+        delta = (total - active.sum()) / active.size
+        keep = active > -delta
+        if keep.all():
+            break
+        active = active[keep]
+    return np.maximum(x + delta, 0.0), float(delta)
+
+
+def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Euclidean projection onto :math:`\\{f \\ge 0, \\sum f = \\text{total}\\}` by sorting.
+
+    The sort-and-cumsum algorithm (Held et al. 1974; Duchi et al. 2008), ``O(d log d)``:
+    an implementation independent of :func:`shift_to_total`, which it must agree with.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    u = np.sort(x)[::-1]
+    css = np.cumsum(u) - total
+    ks = np.arange(1, x.size + 1)
+    rho = np.nonzero(u - css / ks > 0)[0][-1]
+    theta = css[rho] / (rho + 1)
+    return np.maximum(x - theta, 0.0)
+
+
+def threshold(m: Measurement, alpha: float) -> float:
+    """The significance threshold :math:`T = \\Phi^{-1}(1 - \\alpha/d)\\,\\sigma` (Eq. 9).
+
+    When :math:`\\alpha/d \\ge 1/2` the quantile is not positive and ``T`` is clamped to
+    0, so that cutting below ``T`` still yields non-negative estimates.
+    """
+    if not (isinstance(alpha, int | float) and math.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
+    level = 1 - alpha / m.domain_size
+    if level <= 0.5:
+        return 0.0
+    return float(_normal.ppf(level) * m.sigma)
+
+
+def _estimate(m: Measurement, name: str, f: np.ndarray, **info) -> Estimate:
+    return Estimate(frequencies=f, method=name, measurement=m, info=info)
+
+
+# ---------------------------------------------------------------------------
+# Baselines
+# ---------------------------------------------------------------------------
+
+
+def base(m: Measurement) -> Estimate:
+    """Base: the unbiased oracle estimates, unchanged."""
+    return _estimate(m, "base", m.estimates.copy())
+
+
+def base_pos(m: Measurement) -> Estimate:
+    """Base-Pos: negative estimates set to 0."""
+    return _estimate(m, "base-pos", np.maximum(m.estimates, 0.0))
+
+
+def post_pos(m: Measurement) -> Estimate:
+    """Post-Pos: each *query result* that is negative is set to 0.
+
+    Single-item answers equal Base-Pos; a subset query sums the raw estimates and
+    clips the sum (see :meth:`Estimate.subset`).
+    """
+    est = Estimate(
+        frequencies=np.maximum(m.estimates, 0.0),
+        method="post-pos",
+        measurement=m,
+        query_basis=m.estimates.copy(),
+    )
+    return est
+
+
+def base_cut(m: Measurement, alpha: float = 2.0) -> Estimate:
+    """Base-Cut: estimates below :math:`T = \\Phi^{-1}(1-\\alpha/d)\\sigma` set to 0.
+
+    Parameters
+    ----------
+    alpha : float, default 2.0
+        Expected number of false positives; the long paper uses 2, RAPPOR and
+        Calibrate's "OUE-Zero" use 0.05.
+    """
+    t = threshold(m, alpha)
+    f = np.where(m.estimates >= t, m.estimates, 0.0)
+    return _estimate(m, "base-cut", f, threshold=t, alpha=alpha)
+
+
+# ---------------------------------------------------------------------------
+# Normalisation methods
+# ---------------------------------------------------------------------------
+
+
+def norm(m: Measurement) -> Estimate:
+    """Norm: add :math:`\\delta = (1 - \\sum \\tilde f)/d` to every estimate."""
+    delta = (1.0 - m.estimates.sum()) / m.domain_size
+    return _estimate(m, "norm", m.estimates + delta, delta=float(delta))
+
+
+def norm_mul(m: Measurement) -> Estimate:
+    """Norm-Mul: clip negatives, then scale by :math:`\\gamma` so the sum is 1.
+
+    With no positive estimate there is nothing to scale; the uniform distribution
+    is returned with a :class:`RuntimeWarning`.
+    """
+    pos = np.maximum(m.estimates, 0.0)
+    total = pos.sum()
+    if total <= 0:
+        warnings.warn(
+            "norm-mul: no positive estimate to scale; returning the uniform distribution",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return _estimate(m, "norm-mul", np.full(m.domain_size, 1.0 / m.domain_size), gamma=None)
+    return _estimate(m, "norm-mul", pos / total, gamma=float(1.0 / total))
+
+
+def norm_sub(m: Measurement) -> Estimate:
+    """Norm-Sub: :math:`f'_v = \\max(\\tilde f_v + \\delta, 0)` with a sum of 1.
+
+    Equal to the Euclidean projection onto the probability simplex (CLS).
+    """
+    f, delta = shift_to_total(m.estimates, 1.0)
+    return _estimate(m, "norm-sub", f, delta=delta)
+
+
+def cls(m: Measurement) -> Estimate:
+    """CLS: :math:`\\arg\\min \\|f - \\tilde f\\|_2^2` s.t. :math:`f \\ge 0, \\sum f = 1`.
+
+    Solved in closed form by sorting; equals Norm-Sub (the long paper, Section 4).
+    """
+    return _estimate(m, "cls", project_simplex(m.estimates, 1.0))
+
+
+def norm_cut(m: Measurement) -> Estimate:
+    """Norm-Cut: keep the largest estimates whose sum stays within 1, zero the rest.
+
+    The long paper's definition: when :math:`\\sum_v \\max(\\tilde f_v, 0) \\le 1`, only
+    negatives are set to 0 (the sum may stay below 1). Otherwise :math:`\\theta` is the
+    smallest value with :math:`\\sum_{\\tilde f_v \\ge \\theta} \\tilde f_v \\le 1`; items
+    below :math:`\\theta` are set to 0 and the rest kept unchanged, without rescaling.
+    Items tied at the boundary are kept or dropped together, so the sum can be
+    below 1; if even the single largest estimate exceeds 1, every item is set to 0.
+    """
+    f_tilde = m.estimates
+    pos = np.maximum(f_tilde, 0.0)
+    if pos.sum() <= 1.0:
+        return _estimate(m, "norm-cut", pos, theta=0.0)
+    order = np.argsort(-f_tilde, kind="stable")
+    s = f_tilde[order]
+    csum = np.cumsum(s)
+    # Prefix lengths k at a boundary between distinct values (or the whole domain).
+    boundary = np.append(s[:-1] > s[1:], True)
+    valid = boundary & (csum <= 1.0)
+    if not valid.any():
+        return _estimate(m, "norm-cut", np.zeros_like(f_tilde), theta=float(np.inf))
+    k = int(np.nonzero(valid)[0][-1]) + 1
+    theta = float(s[k - 1])
+    f = np.where(f_tilde >= theta, f_tilde, 0.0)
+    return _estimate(m, "norm-cut", f, theta=theta)
+
+
+def norm_hyb(m: Measurement, alpha: float = 2.0) -> Estimate:
+    """Norm-Hyb: keep estimates above ``T`` unchanged, Norm-Sub the rest to total 1.
+
+    ``T`` is Base-Cut's threshold. If the kept estimates sum to more than 1, only the
+    largest ``k`` whose sum is below 1 are kept. When every item is kept and their
+    sum is not 1, no item is left to absorb the difference and Norm-Sub is applied to
+    the whole vector (recorded in ``info["fallback"]``).
+    """
+    f_tilde = m.estimates
+    t = threshold(m, alpha)
+    kept = f_tilde > t
+    if f_tilde[kept].sum() > 1.0:
+        order = np.argsort(-f_tilde, kind="stable")
+        k = int(np.searchsorted(np.cumsum(f_tilde[order]), 1.0, side="left"))
+        kept = np.zeros(m.domain_size, dtype=bool)
+        kept[order[:k]] = True
+    rest = ~kept
+    if not rest.any():
+        f, _ = shift_to_total(f_tilde, 1.0)
+        return _estimate(m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()),
+                         fallback="norm-sub")
+    f = np.where(kept, f_tilde, 0.0)
+    f[rest], delta = shift_to_total(f_tilde[rest], max(1.0 - f_tilde[kept].sum(), 0.0))
+    return _estimate(m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()),
+                     delta=delta)
+
+
+# ---------------------------------------------------------------------------
+# Likelihood-based methods
+# ---------------------------------------------------------------------------
+
+
+def mle_apx(m: Measurement, max_iter: int | None = None) -> Estimate:
+    """MLE-Apx: the closed-form KKT solution of the long paper's Eq. (13), Eq. (14).
+
+    With :math:`D_1` the items not yet set to zero,
+
+    .. math::
+
+        x = \\frac{\\sum_{D_1} c_v/n - |D_1| q - (p-q)}{(p-q)(1-p-q) + |D_1| q (1-q)},
+        \\qquad
+        f'_v = \\frac{c_v/n - q - q(1-q)x}{p - q + (p-q)(1-p-q)x},
+
+    starting from :math:`D_1 = D` and moving items with :math:`f'_v < 0` to
+    :math:`D_0` until none is negative. (The NDSS copy's signs are damaged; these are
+    the long version's, checked against an exact solver.)
+    """
+    n, p, q = m.n, m.p, m.q
+    a = m.support_counts / n
+    pq = p - q
+    active = np.ones(m.domain_size, dtype=bool)
+    limit = m.domain_size if max_iter is None else max_iter
+    for it in range(1, limit + 1):
+        size = int(active.sum())
+        x = (a[active].sum() - size * q - pq) / (pq * (1 - p - q) + size * q * (1 - q))
+        f = np.where(active, (a - q - q * (1 - q) * x) / (pq + pq * (1 - p - q) * x), 0.0)
+        negative = f < 0
+        if not negative.any():
+            return _estimate(m, "mle-apx", f, x=float(x), iterations=it, support=size)
+        active &= ~negative
+    raise RuntimeError(f"mle-apx did not converge in {limit} iterations")
+
+
+def _likelihood(m: Measurement, likelihood: str) -> str:
+    check_choice(likelihood, ("auto", "multinomial", "binomial"), "likelihood")
+    if likelihood == "auto":
+        return "multinomial" if m.oracle == "GRR" else "binomial"
+    if likelihood == "multinomial" and abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
+        raise ValueError(
+            "likelihood='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
+            f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
+        )
+    return likelihood
+
+
+def mle(m: Measurement, likelihood: str = "auto") -> Estimate:
+    """Exact MLE of the oracle's support-count likelihood on the simplex.
+
+    For GRR the counts are multinomial with cell probabilities
+    :math:`\\pi_v = q + (p-q) f_v`; for the other oracles each count is
+    :math:`\\mathrm{Binomial}(n, \\pi_v)` (users draw values i.i.d. from ``f``), and the
+    product of these marginals is maximised. Both are solved exactly through the KKT
+    conditions: a one-dimensional search for the multiplier of :math:`\\sum f = 1`.
+
+    Parameters
+    ----------
+    likelihood : {"auto", "multinomial", "binomial"}
+        ``auto`` picks multinomial for GRR and binomial otherwise.
+    """
+    kind = _likelihood(m, likelihood)
+    c = m.support_counts.astype(np.float64)
+    n, p, q = m.n, m.p, m.q
+    pq = p - q
+    if kind == "multinomial":
+        # f_v = max(c_v t - r, 0), r = q/(p-q): water-filling over items sorted by c.
+        r = q / pq
+        cs = np.sort(c)[::-1]
+        csum = np.cumsum(cs)
+        ks = np.arange(1, c.size + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (1 + ks * r) / csum
+        ok = cs * t - r > 0
+        j = int(np.nonzero(ok)[0][-1])
+        f = np.maximum(c * t[j] - r, 0.0)
+        return _estimate(m, "mle", f, likelihood=kind, multiplier=float(1 / t[j]))
+
+    def freqs(kappa: float) -> np.ndarray:
+        # Root in (0, 1) of kappa pi^2 - (kappa + n) pi + c = 0, in stable form.
+        b = kappa + n
+        disc = np.sqrt(np.maximum(b * b - 4 * kappa * c, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pi = np.where(b >= 0, 2 * c / (b + disc), (b - disc) / (2 * kappa))
+        return np.maximum((pi - q) / pq, 0.0)
+
+    def excess(kappa: float) -> float:
+        return float(freqs(kappa).sum() - 1.0)
+
+    lo, hi = -float(n), float(n)
+    while excess(lo) < 0:
+        lo *= 2
+    while excess(hi) > 0:
+        hi *= 2
+    kappa = optimize.brentq(excess, lo, hi, xtol=1e-15 * n, rtol=4 * np.finfo(float).eps)
+    return _estimate(m, "mle", freqs(kappa), likelihood=kind, multiplier=float(kappa * pq))
+
+
+def _em_step(f, c, n, p, q, kind):
+    """One EM step for the channel ``A[v, u] = p if u == v else q`` (``O(d)``)."""
+    pq = p - q
+    pi = q + pq * f
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio1 = np.where(c > 0, c / pi, 0.0)
+        if kind == "multinomial":
+            new = f * (q * ratio1.sum() + pq * ratio1)
+        else:
+            ratio0 = np.where(c < n, (n - c) / (1 - pi), 0.0)
+            new = f * (q * ratio1.sum() + pq * ratio1 + (1 - q) * ratio0.sum() - pq * ratio0)
+    return new / new.sum()
+
+
+def _loglik(f, c, n, p, q, kind) -> float:
+    pi = q + (p - q) * f
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll = np.where(c > 0, c * np.log(pi), 0.0).sum()
+        if kind == "binomial":
+            ll += np.where(c < n, (n - c) * np.log1p(-pi), 0.0).sum()
+    return float(ll)
+
+
+def ibu(
+    m: Measurement,
+    likelihood: str = "auto",
+    max_iter: int = 10_000,
+    tol: float = 1e-10,
+    accelerate: bool = True,
+) -> Estimate:
+    """IBU: the iterative Bayesian update, EM for the likelihood of :func:`mle`.
+
+    Each EM step is :math:`f_u \\leftarrow f_u W_u(f) / \\sum_u f_u W_u(f)` for the
+    channel :math:`A_{vu} = p` if :math:`u = v` else :math:`q`; it never decreases the
+    likelihood and converges to the MLE, at ``O(d)`` a step. Plain EM needs tens of
+    thousands of steps when ``p - q`` is small, so by default steps are accelerated
+    with SQUAREM (Varadhan and Roland 2008), falling back to the plain EM step
+    whenever an extrapolation would lower the likelihood.
+
+    Parameters
+    ----------
+    likelihood : {"auto", "multinomial", "binomial"}
+        As in :func:`mle`.
+    max_iter : int
+        Largest number of EM-map evaluations; a :class:`RuntimeWarning` is raised
+        when they run out before the change in ``f`` falls below ``tol``.
+    tol : float
+        Stop when the largest change in a frequency over one step is below ``tol``.
+    accelerate : bool, default True
+        Use SQUAREM; ``False`` runs the classic IBU iteration.
+    """
+    kind = _likelihood(m, likelihood)
+    c = m.support_counts.astype(np.float64)
+    args = (c, m.n, m.p, m.q, kind)
+    f = np.full(m.domain_size, 1.0 / m.domain_size)
+    change, evals = np.inf, 0
+    while evals < max_iter and change >= tol:
+        f1 = _em_step(f, *args)
+        evals += 1
+        if not accelerate:
+            change, f = float(np.abs(f1 - f).max()), f1
+            continue
+        f2 = _em_step(f1, *args)
+        evals += 1
+        r, v = f1 - f, f2 - 2 * f1 + f
+        norm_v = np.linalg.norm(v)
+        alpha = -np.linalg.norm(r) / norm_v if norm_v > 0 else -1.0
+        candidate = f2
+        # Extrapolate; shorten the step towards alpha = -1 (which gives f2) until every
+        # frequency stays positive: EM can never revive an item set exactly to zero.
+        for _ in range(60):
+            if alpha >= -1:
+                break
+            jump = f - 2 * alpha * r + alpha**2 * v
+            if jump.min() > 0:
+                jump = _em_step(jump / jump.sum(), *args)
+                evals += 1
+                if _loglik(jump, *args) >= _loglik(f2, *args):
+                    candidate = jump
+                break
+            alpha = (alpha - 1) / 2
+        change, f = float(np.abs(candidate - f).max()), candidate
+    if change >= tol:
+        warnings.warn(
+            f"ibu stopped after {evals} EM steps with a last change of {change:.2e} "
+            f"(tol={tol:.0e}); raise max_iter for a closer MLE",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return _estimate(m, "ibu", f, likelihood=kind, iterations=evals, last_change=change,
+                     converged=change < tol)
+
+
+def power(
+    m: Measurement, s: float | None = None, fit: str = "mean", s_max: float = 20.0
+) -> Estimate:
+    """Power (Calibrate): posterior mean under a power-law prior on counts.
+
+    .. math::
+
+        P(x) \\propto x^{-s},\\; x = 1..n; \\qquad
+        n\\tilde f_v \\mid x \\sim \\mathcal N(x, (n\\sigma)^2); \\qquad
+        f'_v = \\mathbb E[x \\mid n \\tilde f_v] / n .
+
+    Parameters
+    ----------
+    s : float, optional
+        The exponent; fitted from the data when omitted.
+    fit : {"mean", "mle"}
+        How to fit ``s``: match the prior's mean count to the observed mean
+        (Calibrate's mean-variance method, as the authors' code does), or maximise the
+        marginal likelihood (Calibrate's Eq. 16).
+    s_max : float
+        Upper end of the exponent's search interval.
+    """
+    check_choice(fit, ("mean", "mle"), "fit")
+    n = m.n
+    sigma_c = m.sigma * n
+    y = m.estimates * n
+    if s is None:
+        if fit == "mean":
+            s = _power.fit_exponent_mean(float(y.mean()), n, s_max=s_max)
+        else:
+            s = _power.fit_exponent_mle(y, sigma_c, n, s_max=s_max)
+    elif not (math.isfinite(s) and s >= 0):
+        raise ValueError(f"s must be a finite number >= 0, got {s!r}")
+    f = _power.posterior_mean(y, float(s), sigma_c, n) / n
+    return _estimate(m, "power", f, s=float(s), fit=fit if s is not None else "given")
+
+
+def power_ns(m: Measurement, s: float | None = None, fit: str = "mean",
+             s_max: float = 20.0) -> Estimate:
+    """PowerNS (NDSS version): Norm-Sub applied to the output of Power."""
+    pw = power(m, s=s, fit=fit, s_max=s_max)
+    f, delta = shift_to_total(pw.frequencies, 1.0)
+    return _estimate(m, "power-ns", f, s=pw.info["s"], fit=fit, delta=delta)
+
+
+# ---------------------------------------------------------------------------
+# Registry and dispatch
+# ---------------------------------------------------------------------------
+
+_NUMPY_METHODS: dict[str, Callable[..., Estimate]] = {
+    "base": base,
+    "base-pos": base_pos,
+    "post-pos": post_pos,
+    "base-cut": base_cut,
+    "norm": norm,
+    "norm-mul": norm_mul,
+    "norm-sub": norm_sub,
+    "norm-cut": norm_cut,
+    "norm-hyb": norm_hyb,
+    "mle-apx": mle_apx,
+    "cls": cls,
+    "power": power,
+    "power-ns": power_ns,
+    "ibu": ibu,
+    "mle": mle,
+}
+
+#: Methods living in modules with heavy dependencies, imported on first use.
+_LAZY_METHODS: dict[str, str] = {}
+
+#: Every method name :func:`postprocess` accepts (with the default backend).
+METHODS: tuple[str, ...] = tuple(_NUMPY_METHODS)
+
+#: Backends and the module holding each backend's implementations.
+BACKENDS: dict[str, str | None] = {"numpy": None, "cvxpy": "bayesldp.convex"}
+
+
+def _resolve(method: str, backend: str) -> Callable[..., Estimate]:
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a string, got {type(method).__name__}")
+    check_choice(backend, tuple(BACKENDS), "backend")
+    if backend != "numpy":
+        module = importlib.import_module(BACKENDS[backend])
+        table: dict[str, Callable[..., Estimate]] = module.METHODS
+        if method not in table:
+            raise ValueError(
+                f"method {method!r} has no {backend} backend; "
+                f"{backend} offers: {', '.join(table)}"
+            )
+        return table[method]
+    if method in _NUMPY_METHODS:
+        return _NUMPY_METHODS[method]
+    if method in _LAZY_METHODS:
+        module_name, _, func = _LAZY_METHODS[method].partition(":")
+        return getattr(importlib.import_module(module_name), func)
+    raise ValueError(f"unknown method {method!r}; choose one of {', '.join(available_methods())}")
+
+
+def available_methods() -> tuple[str, ...]:
+    """All method names, including those whose dependencies load on first use."""
+    return tuple(_NUMPY_METHODS) + tuple(_LAZY_METHODS)
+
+
+def register_method(name: str, target: str) -> None:
+    """Register a method implemented elsewhere, as ``"module:function"`` (lazy)."""
+    if name in _NUMPY_METHODS:
+        raise ValueError(f"method {name!r} is already registered")
+    _LAZY_METHODS[name] = target
+
+
+def postprocess(
+    measurement: Measurement, method: str, *, backend: str = "numpy", **options
+) -> Estimate:
+    """Post-process a measurement with the named method.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        Raw oracle output.
+    method : str
+        One of :data:`METHODS` (or a lazily loaded Bayesian method).
+    backend : {"numpy", "cvxpy"}
+        ``cvxpy`` solves ``cls``, ``mle-apx`` and ``mle`` with a convex solver.
+    **options
+        Method options with the papers' defaults, e.g. ``alpha=2.0`` for
+        ``base-cut`` and ``norm-hyb``.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        Unknown method, backend or option, or a measurement of the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np, bayesldp
+    >>> oracle = bayesldp.OUE(epsilon=1.0, domain_size=8)
+    >>> m = oracle.simulate([400, 300, 200, 100, 0, 0, 0, 0], np.random.default_rng(0))
+    >>> est = bayesldp.postprocess(m, "norm-sub")
+    >>> bool(est.is_consistent())
+    True
+    """
+    if not isinstance(measurement, Measurement):
+        raise ValueError(
+            f"measurement must be a bayesldp.Measurement, got {type(measurement).__name__}"
+        )
+    check_estimates(measurement.estimates, "measurement.estimates")
+    func = _resolve(method, backend)
+    params = inspect.signature(func).parameters
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    allowed = [name for name in list(params)[1:] if params[name].kind is not inspect.Parameter.VAR_KEYWORD]
+    unknown = set(options) - set(allowed)
+    if unknown and not accepts_any:
+        raise ValueError(
+            f"method {method!r} got unknown option(s) {sorted(unknown)}; "
+            f"it accepts: {', '.join(allowed) or 'no options'}"
+        )
+    logger.debug("postprocess %s (%s backend), d=%d", method, backend, measurement.domain_size)
+    return func(measurement, **options)

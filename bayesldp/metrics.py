@@ -1,0 +1,121 @@
+"""Accuracy metrics used by the papers: full-domain, set-value, top-k and heavy hitters.
+
+Every metric takes the true frequencies first and an :class:`~bayesldp.Estimate` (or
+a plain frequency vector) second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayesldp._validation import check_estimates, check_k
+from bayesldp.estimate import Estimate
+
+__all__ = [
+    "HeavyHitterScore",
+    "heavy_hitters",
+    "mae",
+    "mse",
+    "random_subsets",
+    "set_value_mse",
+    "topk_mse",
+]
+
+
+def _pair(true, estimate) -> tuple[np.ndarray, np.ndarray]:
+    f = check_estimates(true, "true")
+    est = estimate.frequencies if isinstance(estimate, Estimate) else check_estimates(
+        estimate, "estimate"
+    )
+    if est.shape != f.shape:
+        raise ValueError(f"estimate has shape {est.shape}, true frequencies {f.shape}")
+    return f, est
+
+
+def mse(true, estimate) -> float:
+    """Full-domain mean squared error :math:`\\frac1d \\sum_v (f'_v - f_v)^2`."""
+    f, est = _pair(true, estimate)
+    return float(np.mean((est - f) ** 2))
+
+
+def mae(true, estimate) -> float:
+    """Full-domain mean absolute error :math:`\\frac1d \\sum_v |f'_v - f_v|`."""
+    f, est = _pair(true, estimate)
+    return float(np.mean(np.abs(est - f)))
+
+
+def random_subsets(
+    domain_size: int, percent: float, n_queries: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw ``n_queries`` random item sets, each ``percent`` % of the domain.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean masks of shape ``(n_queries, domain_size)``.
+    """
+    if not 0 < percent <= 100:
+        raise ValueError(f"percent must lie in (0, 100], got {percent!r}")
+    if n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1, got {n_queries!r}")
+    size = max(1, round(domain_size * percent / 100))
+    keys = rng.random((n_queries, domain_size))
+    chosen = np.argpartition(keys, size - 1, axis=1)[:, :size]
+    masks = np.zeros((n_queries, domain_size), dtype=bool)
+    np.put_along_axis(masks, chosen, True, axis=1)
+    return masks
+
+
+def set_value_mse(
+    true, estimate: Estimate, percent: float, rng: np.random.Generator, n_queries: int = 10
+) -> float:
+    """Set-value MSE: squared error of subset sums over random sets of ``percent`` %.
+
+    Subset answers come from :meth:`Estimate.subset`, so Post-Pos applies its
+    query-time rule.
+    """
+    if not isinstance(estimate, Estimate):
+        raise ValueError("set_value_mse needs an Estimate (query rules depend on the method)")
+    f, _ = _pair(true, estimate)
+    masks = random_subsets(f.size, percent, n_queries, rng)
+    errors = [(estimate.subset(mask) - f[mask].sum()) ** 2 for mask in masks]
+    return float(np.mean(errors))
+
+
+def topk_mse(true, estimate, k: int) -> float:
+    """MSE over the ``k`` items with the largest *true* frequencies (ties by index)."""
+    f, est = _pair(true, estimate)
+    k = check_k(k, f.size)
+    top = np.lexsort((np.arange(f.size), -f))[:k]
+    return float(np.mean((est[top] - f[top]) ** 2))
+
+
+@dataclass(frozen=True)
+class HeavyHitterScore:
+    """Precision, recall and F-score of heavy-hitter identification."""
+
+    precision: float
+    recall: float
+    f_score: float
+    n_true: int
+    n_predicted: int
+
+
+def heavy_hitters(true, estimate, threshold: float) -> HeavyHitterScore:
+    """Score the items estimated at or above ``threshold`` against the true ones.
+
+    Precision is 1 when nothing is predicted, recall is 1 when nothing is truly heavy
+    (the conventions that keep the curves continuous); F is their harmonic mean.
+    """
+    f, est = _pair(true, estimate)
+    if not np.isfinite(threshold):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    truth, pred = f >= threshold, est >= threshold
+    tp = int((truth & pred).sum())
+    precision = tp / pred.sum() if pred.any() else 1.0
+    recall = tp / truth.sum() if truth.any() else 1.0
+    f_score = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return HeavyHitterScore(float(precision), float(recall), float(f_score),
+                            int(truth.sum()), int(pred.sum()))

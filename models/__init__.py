@@ -1,0 +1,1 @@
+"""PyMC models for Bayesian post-processing (installed as ``bayesldp.models``)."""
