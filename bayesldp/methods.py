@@ -508,7 +508,11 @@ _NUMPY_METHODS: dict[str, Callable[..., Estimate]] = {
 }
 
 #: Methods living in modules with heavy dependencies, imported on first use.
-_LAZY_METHODS: dict[str, str] = {}
+_LAZY_METHODS: dict[str, str] = {
+    "bayes-power": "bayesldp.models.power:bayes_power",
+    "bayes-power-zi": "bayesldp.models.power:bayes_power_zi",
+    "bayes-consistent": "bayesldp.models.consistent:bayes_consistent",
+}
 
 #: Every method name :func:`postprocess` accepts (with the default backend).
 METHODS: tuple[str, ...] = tuple(_NUMPY_METHODS)
