@@ -198,7 +198,7 @@ def norm_cut(m: Measurement) -> Estimate:
 
     The long paper's definition: when :math:`\\sum_v \\max(\\tilde f_v, 0) \\le 1`, only
     negatives are set to 0 (the sum may stay below 1). Otherwise :math:`\\theta` is the
-    smallest value with :math:`\\sum_{\\tilde f_v \\ge \\theta} \\tilde f_v \\le 1`; items
+    smallest positive value with :math:`\\sum_{\\tilde f_v \\ge \\theta} \\tilde f_v \\le 1`; items
     below :math:`\\theta` are set to 0 and the rest kept unchanged, without rescaling.
     Items tied at the boundary are kept or dropped together, so the sum can be
     below 1; if even the single largest estimate exceeds 1, every item is set to 0.
@@ -210,9 +210,10 @@ def norm_cut(m: Measurement) -> Estimate:
     order = np.argsort(-f_tilde, kind="stable")
     s = f_tilde[order]
     csum = np.cumsum(s)
-    # Prefix lengths k at a boundary between distinct values (or the whole domain).
+    # Prefix lengths k at a boundary between distinct values (or the whole domain), of
+    # positive values only: theta > 0, since adding negatives would lower the sum.
     boundary = np.append(s[:-1] > s[1:], True)
-    valid = boundary & (csum <= 1.0)
+    valid = boundary & (csum <= 1.0) & (s > 0)
     if not valid.any():
         return _estimate(m, "norm-cut", np.zeros_like(f_tilde), theta=float(np.inf))
     k = int(np.nonzero(valid)[0][-1]) + 1
