@@ -13,19 +13,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BACKENDS",
-    "METHODS",
-    "ORACLES",
     "GRR",
     "HR",
+    "METHODS",
     "OLH",
+    "ORACLES",
     "OUE",
     "SS",
     "SUE",
     "Estimate",
     "FrequencyOracle",
     "Measurement",
+    "__version__",
     "available_methods",
     "make_oracle",
     "postprocess",
-    "__version__",
 ]

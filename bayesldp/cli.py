@@ -22,8 +22,13 @@ def _demo(args: argparse.Namespace) -> int:
 
     methods = tuple(args.methods.split(",")) if args.methods else METHODS
     config = DemoConfig(
-        epsilon=args.epsilon, oracle=args.oracle, reps=args.reps, seed=args.seed,
-        n=args.n, d=args.d, methods=methods,
+        epsilon=args.epsilon,
+        oracle=args.oracle,
+        reps=args.reps,
+        seed=args.seed,
+        n=args.n,
+        d=args.d,
+        methods=methods,
     )
     out = Path(args.out)
     print(
@@ -35,9 +40,15 @@ def _demo(args: argparse.Namespace) -> int:
     summary = summarise(results, methods)
     write_csv(out / "demo_runs.csv", results)
     write_csv(out / "demo_summary.csv", summary)
-    plot_demo(summary, out / "demo.png",
-              title=f"Zipf 1.5, d={config.d}, n={config.n:,}, eps={config.epsilon}, {config.oracle}")
-    header = f"{'method':<10} {'full MSE':>10} {'50% set MSE':>12} {'top-10 MSE':>11} {'sum':>7} {'ms':>8}"
+    plot_demo(
+        summary,
+        out / "demo.png",
+        title=f"Zipf 1.5, d={config.d}, n={config.n:,}, eps={config.epsilon}, {config.oracle}",
+    )
+    header = (
+        f"{'method':<10} {'full MSE':>10} {'50% set MSE':>12} {'top-10 MSE':>11} "
+        f"{'sum':>7} {'ms':>8}"
+    )
     print(header)
     print("-" * len(header))
     for row in summary.itertuples():
@@ -77,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesldp`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         return args.func(args)
     except ValueError as err:

@@ -36,9 +36,7 @@ class DemoConfig:
     methods: tuple[str, ...] = METHODS
 
 
-def run_demo(
-    config: DemoConfig, progress: Callable[[int], None] | None = None
-) -> pd.DataFrame:
+def run_demo(config: DemoConfig, progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Run every method ``config.reps`` times; return one row per (rep, method).
 
     Columns: ``rep``, ``method``, ``mse``, ``set_mse``, ``topk_mse``, ``sum``,
@@ -64,8 +62,11 @@ def run_demo(
                     "method": method,
                     "mse": metrics.mse(truth, est),
                     "set_mse": metrics.set_value_mse(
-                        truth, est, config.set_percent,
-                        np.random.default_rng(query_seed), config.n_queries,
+                        truth,
+                        est,
+                        config.set_percent,
+                        np.random.default_rng(query_seed),
+                        config.n_queries,
                     ),
                     "topk_mse": metrics.topk_mse(truth, est, config.top_k),
                     "sum": est.total,

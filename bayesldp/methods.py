@@ -26,7 +26,7 @@ from bayesldp.measurement import Measurement
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["METHODS", "BACKENDS", "postprocess", "project_simplex", "shift_to_total"]
+__all__ = ["BACKENDS", "METHODS", "postprocess", "project_simplex", "shift_to_total"]
 
 
 # ---------------------------------------------------------------------------
@@ -241,12 +241,12 @@ def norm_hyb(m: Measurement, alpha: float = 2.0) -> Estimate:
     rest = ~kept
     if not rest.any():
         f, _ = shift_to_total(f_tilde, 1.0)
-        return _estimate(m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()),
-                         fallback="norm-sub")
+        return _estimate(
+            m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()), fallback="norm-sub"
+        )
     f = np.where(kept, f_tilde, 0.0)
     f[rest], delta = shift_to_total(f_tilde[rest], max(1.0 - f_tilde[kept].sum(), 0.0))
-    return _estimate(m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()),
-                     delta=delta)
+    return _estimate(m, "norm-hyb", f, threshold=t, alpha=alpha, kept=int(kept.sum()), delta=delta)
 
 
 # ---------------------------------------------------------------------------
@@ -437,8 +437,9 @@ def ibu(
             RuntimeWarning,
             stacklevel=3,
         )
-    return _estimate(m, "ibu", f, likelihood=kind, iterations=evals, last_change=change,
-                     converged=change < tol)
+    return _estimate(
+        m, "ibu", f, likelihood=kind, iterations=evals, last_change=change, converged=change < tol
+    )
 
 
 def power(
@@ -478,8 +479,9 @@ def power(
     return _estimate(m, "power", f, s=float(s), fit=fit if s is not None else "given")
 
 
-def power_ns(m: Measurement, s: float | None = None, fit: str = "mean",
-             s_max: float = 20.0) -> Estimate:
+def power_ns(
+    m: Measurement, s: float | None = None, fit: str = "mean", s_max: float = 20.0
+) -> Estimate:
     """PowerNS (NDSS version): Norm-Sub applied to the output of Power."""
     pw = power(m, s=s, fit=fit, s_max=s_max)
     f, delta = shift_to_total(pw.frequencies, 1.0)
@@ -531,8 +533,7 @@ def _resolve(method: str, backend: str) -> Callable[..., Estimate]:
         table: dict[str, Callable[..., Estimate]] = module.METHODS
         if method not in table:
             raise ValueError(
-                f"method {method!r} has no {backend} backend; "
-                f"{backend} offers: {', '.join(table)}"
+                f"method {method!r} has no {backend} backend; {backend} offers: {', '.join(table)}"
             )
         return table[method]
     if method in _NUMPY_METHODS:
@@ -598,7 +599,9 @@ def postprocess(
     func = _resolve(method, backend)
     params = inspect.signature(func).parameters
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    allowed = [name for name in list(params)[1:] if params[name].kind is not inspect.Parameter.VAR_KEYWORD]
+    allowed = [
+        name for name in list(params)[1:] if params[name].kind is not inspect.Parameter.VAR_KEYWORD
+    ]
     unknown = set(options) - set(allowed)
     if unknown and not accepts_any:
         raise ValueError(

@@ -26,8 +26,10 @@ __all__ = [
 
 def _pair(true, estimate) -> tuple[np.ndarray, np.ndarray]:
     f = check_estimates(true, "true")
-    est = estimate.frequencies if isinstance(estimate, Estimate) else check_estimates(
-        estimate, "estimate"
+    est = (
+        estimate.frequencies
+        if isinstance(estimate, Estimate)
+        else check_estimates(estimate, "estimate")
     )
     if est.shape != f.shape:
         raise ValueError(f"estimate has shape {est.shape}, true frequencies {f.shape}")
@@ -117,5 +119,6 @@ def heavy_hitters(true, estimate, threshold: float) -> HeavyHitterScore:
     precision = tp / pred.sum() if pred.any() else 1.0
     recall = tp / truth.sum() if truth.any() else 1.0
     f_score = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-    return HeavyHitterScore(float(precision), float(recall), float(f_score),
-                            int(truth.sum()), int(pred.sum()))
+    return HeavyHitterScore(
+        float(precision), float(recall), float(f_score), int(truth.sum()), int(pred.sum())
+    )

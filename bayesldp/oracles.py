@@ -21,7 +21,7 @@ import numpy as np
 from bayesldp._validation import check_counts, check_domain_size, check_epsilon, check_values
 from bayesldp.measurement import Measurement
 
-__all__ = ["GRR", "OUE", "SUE", "OLH", "SS", "HR", "ORACLES", "FrequencyOracle", "make_oracle"]
+__all__ = ["GRR", "HR", "OLH", "ORACLES", "OUE", "SS", "SUE", "FrequencyOracle", "make_oracle"]
 
 #: Users processed per vectorised chunk in per-user paths (bounds memory).
 DEFAULT_CHUNK = 1 << 16
@@ -129,9 +129,7 @@ class FrequencyOracle(ABC):
             raise ValueError("reports must hold at least one user's report")
         return self.measurement(self.support_counts(reports), int(reports.shape[0]))
 
-    def simulate(
-        self, true_counts, rng: np.random.Generator, *, exact: bool = True
-    ) -> Measurement:
+    def simulate(self, true_counts, rng: np.random.Generator, *, exact: bool = True) -> Measurement:
         """Run a whole round: users with these true counts report, the server aggregates.
 
         Parameters
@@ -240,9 +238,7 @@ class _UnaryEncoding(FrequencyOracle):
     def support_counts(self, reports) -> np.ndarray:
         r = np.asarray(reports)
         if r.ndim != 2 or r.shape[1] != self.domain_size:
-            raise ValueError(
-                f"reports must have shape (n, {self.domain_size}), got {r.shape}"
-            )
+            raise ValueError(f"reports must have shape (n, {self.domain_size}), got {r.shape}")
         return r.sum(axis=0, dtype=np.int64)
 
 

@@ -60,7 +60,9 @@ def power_sum(a: float, n: int, exact_terms: int = 2000) -> float:
     def d3(x: float) -> float:
         return -a * (a + 1) * (a + 2) * x ** (-a - 3)
 
-    integral = math.log(hi / lo) if abs(a - 1) < 1e-15 else (hi ** (1 - a) - lo ** (1 - a)) / (1 - a)
+    integral = (
+        math.log(hi / lo) if abs(a - 1) < 1e-15 else (hi ** (1 - a) - lo ** (1 - a)) / (1 - a)
+    )
     tail = integral + (f(lo) + f(hi)) / 2 + (d1(hi) - d1(lo)) / 12 - (d3(hi) - d3(lo)) / 720
     return head + tail
 

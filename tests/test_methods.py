@@ -195,9 +195,7 @@ def test_norm_mul_all_negative_warns_uniform():
 
 def test_norm_cut_sum_below_one_only_clips():
     m = toy_measurement(CATALOGUE["small-positives"])
-    np.testing.assert_array_equal(
-        _run(m, "norm-cut").frequencies, np.maximum(m.estimates, 0)
-    )
+    np.testing.assert_array_equal(_run(m, "norm-cut").frequencies, np.maximum(m.estimates, 0))
 
 
 def test_norm_cut_smallest_theta():
@@ -343,8 +341,9 @@ def test_ibu_converges_to_mle(oracle, rng):
     a = _run(m, "ibu", max_iter=50_000, tol=1e-12)
     b = _run(m, "mle")
     kind = b.info["likelihood"]
-    assert _loglik(m, a.frequencies, kind) == pytest.approx(_loglik(m, b.frequencies, kind),
-                                                             abs=1e-4)
+    assert _loglik(m, a.frequencies, kind) == pytest.approx(
+        _loglik(m, b.frequencies, kind), abs=1e-4
+    )
     np.testing.assert_allclose(a.frequencies, b.frequencies, atol=2e-3)
 
 
