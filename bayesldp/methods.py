@@ -207,13 +207,12 @@ def norm_cut(m: Measurement) -> Estimate:
     pos = np.maximum(f_tilde, 0.0)
     if pos.sum() <= 1.0:
         return _estimate(m, "norm-cut", pos, theta=0.0)
-    order = np.argsort(-f_tilde, kind="stable")
-    s = f_tilde[order]
+    s = -np.sort(-f_tilde[f_tilde > 0])  # positive estimates, largest first
     csum = np.cumsum(s)
-    # Prefix lengths k at a boundary between distinct values (or the whole domain), of
-    # positive values only: theta > 0, since adding negatives would lower the sum.
+    # Prefix lengths k at a boundary between distinct values (or the end): theta > 0,
+    # since adding negatives would only lower the sum.
     boundary = np.append(s[:-1] > s[1:], True)
-    valid = boundary & (csum <= 1.0) & (s > 0)
+    valid = boundary & (csum <= 1.0)
     if not valid.any():
         return _estimate(m, "norm-cut", np.zeros_like(f_tilde), theta=float(np.inf))
     k = int(np.nonzero(valid)[0][-1]) + 1
