@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RUFF = shutil.which("ruff")
+HAS_RUFF = importlib.util.find_spec("ruff") is not None
 
 
-@pytest.mark.skipif(RUFF is None, reason="ruff is not installed (pip install -e '.[test]')")
+@pytest.mark.skipif(not HAS_RUFF, reason="ruff is not installed (pip install -e '.[test]')")
 @pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]])
 def test_ruff(command):
-    result = subprocess.run([RUFF, *command], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", *command], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
