@@ -1,0 +1,145 @@
+"""Solve time and agreement of the cvxpy formulations against the closed forms.
+
+For each domain size ``d`` (Zipf(1.5) data, ``n = --n`` users, OUE at ``--eps``), each
+method (``cls``, ``mle-apx``, ``mle``) and each solver able to handle it, records the
+wall time of ``postprocess(m, method, backend="cvxpy", ...)`` (problem construction,
+cvxpy compilation and solve, the minimum over ``--repeat`` runs), the solver's own
+solve time, and the largest absolute difference to the closed form of
+:mod:`bayesldp.methods` (timed as well). A (method, solver) pair that took more than
+``--budget`` seconds at one size is not run at the larger sizes (a ``skipped`` row).
+
+Run::
+
+    python benchmarks/convex_bench.py --sizes 100 1000 10000 100000 \\
+        --out benchmarks/results/convex
+
+Writes ``convex_bench.csv`` (tidy: d, method, solver, tol, status, seconds,
+solver_seconds, max_abs_diff, closed_form_seconds) and ``convex_bench.png`` (log-log
+time against d), the plot drawn from the saved CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import platform
+import time
+from pathlib import Path
+
+import cvxpy as cp
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+import bayesldp
+from bayesldp import convex, datasets, methods
+from bayesldp.io import write_csv, write_json
+from bayesldp.plotting import save_figure
+
+logger = logging.getLogger("convex_bench")
+
+#: (method, solver, tol, max_iter) configurations: tightened tolerances.
+CONFIGS = [
+    ("cls", "CLARABEL", 1e-10, None),
+    ("cls", "OSQP", 1e-9, 200_000),
+    ("mle-apx", "CLARABEL", 1e-10, None),
+    ("mle-apx", "SCS", 1e-10, 200_000),
+    ("mle", "SCS", 1e-10, 200_000),
+]
+CLOSED = {"cls": methods.cls, "mle-apx": methods.mle_apx, "mle": methods.mle}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
+    parser.add_argument("--n", type=int, default=1_000_000, help="number of users")
+    parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per timing (minimum)")
+    parser.add_argument("--budget", type=float, default=120.0,
+                        help="skip larger sizes after a run longer than this (s)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=2020)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/convex"))
+    return parser
+
+
+def timed(func, repeat: int, *fargs, **fkwargs):
+    """Minimum wall time of ``repeat`` calls ``func(*fargs, **fkwargs)``, and a result."""
+    best, result = np.inf, None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = func(*fargs, **fkwargs)
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main(args: argparse.Namespace) -> pd.DataFrame:
+    """Run the benchmark; save and return one row per (d, method, solver)."""
+    rng = np.random.default_rng(args.seed)
+    rows, over_budget = [], set()
+    for d in sorted(args.sizes):
+        data = datasets.zipf(1.5, d, args.n, rng=rng)
+        m = bayesldp.OUE(args.eps, d).simulate(data.counts, rng)
+        closed = {}
+        for name, func in CLOSED.items():
+            seconds, est = timed(func, max(args.repeat, 3), m)
+            closed[name] = seconds, est.frequencies
+        for method, solver, tol, max_iter in CONFIGS:
+            row = {"d": d, "n": args.n, "eps": args.eps, "method": method, "solver": solver,
+                   "tol": tol, "closed_form_seconds": closed[method][0]}  # fmt: skip
+            if (method, solver) in over_budget:
+                rows.append({**row, "status": "skipped (over budget at a smaller d)"})
+                continue
+            logger.info("d=%d %s %s", d, method, solver)
+            options = {"backend": "cvxpy", "solver": solver, "tol": tol, "max_iter": max_iter}
+            try:
+                seconds, est = timed(bayesldp.postprocess, args.repeat, m, method, **options)
+            except convex.SolverFailedError as exc:
+                rows.append({**row, "status": exc.status})
+                continue
+            if seconds > args.budget:
+                over_budget.add((method, solver))
+            rows.append({
+                **row,
+                "status": est.info["status"],
+                "seconds": seconds,
+                "solver_seconds": est.info["solve_time"],
+                "iterations": est.info["iterations"],
+                "max_abs_diff": float(np.abs(est.frequencies - closed[method][1]).max()),
+                "min_frequency": est.info["min_frequency"],
+            })  # fmt: skip
+    frame = pd.DataFrame(rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(args.out / "convex_bench.csv", frame)
+    write_json(args.out / "convex_bench.json", {
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "machine": platform.platform(), "processor": platform.processor(),
+        "python": platform.python_version(), "cvxpy": cp.__version__,
+    })  # fmt: skip
+    plot(pd.read_csv(args.out / "convex_bench.csv"), args.out / "convex_bench.png")
+    return frame
+
+
+def plot(frame: pd.DataFrame, path: Path) -> None:
+    """Log-log wall time against d, one line per (method, solver) and closed form."""
+    fig = Figure(figsize=(7, 5))
+    ax = fig.subplots()
+    done = frame.dropna(subset=["seconds"])
+    for (method, solver), group in done.groupby(["method", "solver"]):
+        ax.plot(group["d"], group["seconds"], marker="o", label=f"{method} cvxpy/{solver}")
+    closed = frame.groupby(["method", "d"], as_index=False)["closed_form_seconds"].min()
+    for method, group in closed.groupby("method"):
+        ax.plot(group["d"], group["closed_form_seconds"], ls="--", marker="x",
+                label=f"{method} closed form")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("domain size d")
+    ax.set_ylabel("wall time (s)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    main(build_parser().parse_args())
