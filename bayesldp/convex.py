@@ -64,6 +64,7 @@ returned silently.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -76,6 +77,7 @@ from bayesldp.methods import _likelihood
 
 __all__ = [
     "DEFAULT_SOLVER",
+    "DEFAULT_SOLVERS",
     "METHODS",
     "SolverFailedError",
     "cls",
@@ -86,9 +88,10 @@ __all__ = [
     "objective",
 ]
 
-#: Solver used when ``solver=None``: an interior-point method handling QPs, second-order
-#: and exponential cones alike.
+#: Solver used when ``solver=None``: Clarabel, an interior-point method for QPs and
+#: second-order cones; for the exponential cones of ``mle``, SCS (see the module notes).
 DEFAULT_SOLVER = "CLARABEL"
+DEFAULT_SOLVERS: dict[str, str] = {"cls": "CLARABEL", "mle-apx": "CLARABEL", "mle": "SCS"}
 
 
 class SolverFailedError(RuntimeError):
@@ -117,9 +120,9 @@ class SolverFailedError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 
-def _check_solver(solver: str | None) -> str:
+def _check_solver(solver: str | None, method: str) -> str:
     if solver is None:
-        return DEFAULT_SOLVER
+        return DEFAULT_SOLVERS.get(method, DEFAULT_SOLVER)
     if not isinstance(solver, str):
         raise ValueError(f"solver must be a string or None, got {solver!r}")
     name = solver.upper()
@@ -183,11 +186,14 @@ def _solve(
     solver_options: dict[str, Any] | None,
     **extra_info: Any,
 ) -> Estimate:
-    name = _check_solver(solver)
+    name = _check_solver(solver, method)
     opts = _solver_options(name, tol, max_iter, solver_options)
     start = time.perf_counter()
     try:
-        problem.solve(solver=name, verbose=bool(verbose), **opts)
+        with warnings.catch_warnings():
+            # cvxpy warns "Solution may be inaccurate"; such a status raises below.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=name, verbose=bool(verbose), **opts)
     except cp.error.SolverError as exc:
         status = problem.status or "solver_error"
         raise SolverFailedError(method, name, status, str(exc)) from exc
@@ -329,7 +335,7 @@ def mle_apx(
 def mle(
     m: Measurement,
     likelihood: str = "auto",
-    solver: str | None = "SCS",
+    solver: str | None = None,
     tol: float | None = None,
     max_iter: int | None = None,
     verbose: bool = False,
@@ -351,8 +357,9 @@ def mle(
     ----------
     likelihood : {"auto", "multinomial", "binomial"}
         ``auto`` picks multinomial for GRR and binomial otherwise.
-    solver : str, default "SCS"
-        The solver must handle exponential cones (``SCS``, ``CLARABEL``); Clarabel
+    solver : str, optional
+        ``None`` means SCS. The solver must handle exponential cones (``SCS``,
+        ``CLARABEL``); Clarabel
         0.11 often stops early on these problems, which raises
         :class:`SolverFailedError`.
     tol, max_iter, verbose, solver_options
