@@ -6,7 +6,9 @@ wall time of ``postprocess(m, method, backend="cvxpy", ...)`` (problem construct
 cvxpy compilation and solve, the minimum over ``--repeat`` runs), the solver's own
 solve time, and the largest absolute difference to the closed form of
 :mod:`bayesldp.methods` (timed as well). A (method, solver) pair that took more than
-``--budget`` seconds at one size is not run at the larger sizes (a ``skipped`` row).
+``--budget`` seconds at one size is not run at the larger sizes (a ``skipped`` row),
+and every solve is stopped by the solver's own time limit ``--time-limit`` (recorded
+with the status the solver reports, e.g. ``user_limit``).
 
 Run::
 
@@ -45,6 +47,7 @@ CONFIGS = [
     ("mle-apx", "CLARABEL", 1e-10, None),
     ("mle-apx", "SCS", 1e-10, 200_000),
     ("mle", "SCS", 1e-10, 200_000),
+    ("mle", "SCS", 1e-7, 200_000),
 ]
 CLOSED = {"cls": methods.cls, "mle-apx": methods.mle_apx, "mle": methods.mle}
 
@@ -57,9 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=int, default=1, help="runs per timing (minimum)")
     parser.add_argument("--budget", type=float, default=120.0,
                         help="skip larger sizes after a run longer than this (s)")  # fmt: skip
+    parser.add_argument("--time-limit", type=float, default=600.0,
+                        help="solver time limit per solve (s); a run hitting it is recorded "
+                             "with its status")  # fmt: skip
     parser.add_argument("--seed", type=int, default=2020)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/convex"))
     return parser
+
+
+def time_limit(solver: str, seconds: float | None) -> dict | None:
+    """The solver's own time-limit option (a run that hits it raises, and is recorded)."""
+    if seconds is None:
+        return None
+    key = {"SCS": "time_limit_secs", "CLARABEL": "time_limit", "OSQP": "time_limit"}[solver]
+    return {key: float(seconds)}
 
 
 def timed(func, repeat: int, *fargs, **fkwargs):
@@ -86,18 +100,23 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
         for method, solver, tol, max_iter in CONFIGS:
             row = {"d": d, "n": args.n, "eps": args.eps, "method": method, "solver": solver,
                    "tol": tol, "closed_form_seconds": closed[method][0]}  # fmt: skip
-            if (method, solver) in over_budget:
+            if (method, solver, tol) in over_budget:
                 rows.append({**row, "status": "skipped (over budget at a smaller d)"})
                 continue
             logger.info("d=%d %s %s", d, method, solver)
-            options = {"backend": "cvxpy", "solver": solver, "tol": tol, "max_iter": max_iter}
+            options = {"backend": "cvxpy", "solver": solver, "tol": tol, "max_iter": max_iter,
+                       "solver_options": time_limit(solver, args.time_limit)}  # fmt: skip
+            start = time.perf_counter()
             try:
                 seconds, est = timed(bayesldp.postprocess, args.repeat, m, method, **options)
             except convex.SolverFailedError as exc:
-                rows.append({**row, "status": exc.status})
+                elapsed = time.perf_counter() - start
+                rows.append({**row, "status": exc.status, "failed_after_seconds": elapsed})
+                if elapsed > args.budget:
+                    over_budget.add((method, solver, tol))
                 continue
             if seconds > args.budget:
-                over_budget.add((method, solver))
+                over_budget.add((method, solver, tol))
             rows.append({
                 **row,
                 "status": est.info["status"],
@@ -124,8 +143,9 @@ def plot(frame: pd.DataFrame, path: Path) -> None:
     fig = Figure(figsize=(7, 5))
     ax = fig.subplots()
     done = frame.dropna(subset=["seconds"])
-    for (method, solver), group in done.groupby(["method", "solver"]):
-        ax.plot(group["d"], group["seconds"], marker="o", label=f"{method} cvxpy/{solver}")
+    for (method, solver, tol), group in done.groupby(["method", "solver", "tol"]):
+        ax.plot(group["d"], group["seconds"], marker="o",
+                label=f"{method} cvxpy/{solver} tol {tol:g}")  # fmt: skip
     closed = frame.groupby(["method", "d"], as_index=False)["closed_form_seconds"].min()
     for method, group in closed.groupby("method"):
         ax.plot(group["d"], group["closed_form_seconds"], ls="--", marker="x",
