@@ -1,0 +1,125 @@
+"""The power-prior marginal likelihood of each item, as a Chebyshev series in ``s``.
+
+For item ``v`` with count estimate :math:`y_v = n\\tilde f_v` and noise
+:math:`\\sigma_c = n\\sigma`,
+
+.. math::
+
+    A_v(s) = \\log \\sum_{x=1}^{n} x^{-s} \\exp\\!\\left(-\\frac{(x - y_v)^2}{2\\sigma_c^2}\\right)
+
+sums over *every* count (exactly, via :class:`bayesldp.power.PosteriorGrid`). It is an
+analytic function of ``s``, so interpolating it at Chebyshev points of the prior's
+support gives a series accurate to near machine precision; the PyMC models evaluate
+that series (and its gradient) in a handful of operations, whatever ``d`` and ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.polynomial import chebyshev as C
+
+from bayesldp import power as P
+from bayesldp.measurement import Measurement
+
+LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+@dataclass(frozen=True)
+class ChebyshevLikelihood:
+    """Chebyshev coefficients of :math:`A_v(s)` and :math:`\\log H_n(s)` on ``[lo, hi]``.
+
+    Attributes
+    ----------
+    coef : numpy.ndarray
+        Shape ``(d, K)``: coefficients of each item's :math:`A_v`.
+    log_h : numpy.ndarray
+        Shape ``(K,)``: coefficients of :math:`\\log H_n(s) = \\log \\sum_{x=1}^n x^{-s}`.
+    lo, hi : float
+        Support of ``s`` the series is valid on.
+    y : numpy.ndarray
+        Count estimates.
+    sigma_c : float
+        Noise standard deviation in counts.
+    n : int
+        Number of users.
+    max_error : float
+        Largest interpolation error found at off-node check points.
+    """
+
+    coef: np.ndarray
+    log_h: np.ndarray
+    lo: float
+    hi: float
+    y: np.ndarray
+    sigma_c: float
+    n: int
+    max_error: float
+
+    def to_unit(self, s):
+        """Map ``s`` in ``[lo, hi]`` to ``t`` in ``[-1, 1]``."""
+        return (2 * s - (self.lo + self.hi)) / (self.hi - self.lo)
+
+    def item_log_evidence(self, s: float) -> np.ndarray:
+        """:math:`A_v(s)` for every item (numpy)."""
+        return C.chebval(self.to_unit(s), self.coef.T)
+
+    def log_norm(self, s: float) -> float:
+        """:math:`\\log H_n(s)`."""
+        return float(C.chebval(self.to_unit(s), self.log_h))
+
+    def log_gauss_const(self) -> float:
+        """Log of the Gaussian density's constant :math:`1/(\\sigma_c\\sqrt{2\\pi})`."""
+        return -math.log(self.sigma_c) - LOG_SQRT_2PI
+
+
+def _exact_log_evidence(y: np.ndarray, s: float, sigma_c: float, n: int) -> np.ndarray:
+    return P.PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
+
+
+def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLikelihood:
+    """Tabulate :math:`A_v(s)` at Chebyshev points and fit the series.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    lo, hi : float
+        Support of the prior on ``s``.
+    degree : int
+        Number of Chebyshev points (series degree + 1).
+    """
+    if not 0 <= lo < hi:
+        raise ValueError(f"need 0 <= lo < hi for the exponent's support, got {lo}, {hi}")
+    y = m.estimates * m.n
+    sigma_c = m.sigma * m.n
+    k = np.arange(degree)
+    t_nodes = np.cos(np.pi * (k + 0.5) / degree)  # Chebyshev points of the first kind
+    s_nodes = lo + (t_nodes + 1) * (hi - lo) / 2
+    table = [_exact_log_evidence(y, s, sigma_c, m.n) for s in s_nodes]
+    coef = C.chebfit(t_nodes, np.asarray(table), degree - 1).T  # (d, K)
+    log_h = C.chebfit(t_nodes, [math.log(P.power_sum(s, m.n)) for s in s_nodes], degree - 1)
+    # Check the interpolation between the nodes, on a few items.
+    probe = np.unique(np.linspace(0, y.size - 1, min(y.size, 16)).astype(int))
+    err = 0.0
+    for s in lo + np.array([0.137, 0.5, 0.861]) * (hi - lo):
+        t = (2 * s - lo - hi) / (hi - lo)
+        exact = _exact_log_evidence(y[probe], s, sigma_c, m.n)
+        err = max(err, float(np.abs(exact - C.chebval(t, coef[probe].T)).max()))
+        err = max(err, abs(math.log(P.power_sum(s, m.n)) - C.chebval(t, log_h)))
+    return ChebyshevLikelihood(coef, log_h, lo, hi, y, sigma_c, m.n, err)
+
+
+def chebval_tensor(t, coef, degree: int):
+    """Evaluate a Chebyshev series in pytensor: ``sum_k coef[..., k] T_k(t)``.
+
+    ``degree`` is the number of coefficients (the length of ``coef``'s last axis).
+    """
+    import pytensor.tensor as pt
+
+    terms = [pt.ones_like(t), t]
+    for _ in range(2, degree):
+        terms.append(2 * t * terms[-1] - terms[-2])
+    return pt.dot(coef, pt.stack(terms[:degree]))

@@ -1,0 +1,325 @@
+"""Bayesian Calibrate: the power-law prior with a posterior on its exponent (PyMC).
+
+Calibrate (Jia and Gong 2019) plugs a point estimate of the exponent into the
+posterior mean. Here the exponent gets a prior and is sampled with NUTS; each item's
+count is marginalised exactly over all counts ``1..n`` (see
+:mod:`bayesldp.models._likelihood`), and the frequency estimate is the posterior mean
+averaged over the posterior of the exponent.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from bayesldp.models import _likelihood as L
+
+from bayesldp import power as P
+from bayesldp.estimate import Estimate
+from bayesldp.measurement import Measurement
+
+logger = logging.getLogger(__name__)
+
+#: Convergence thresholds behind the warnings.
+RHAT_MAX = 1.01
+ESS_MIN_PER_CHAIN = 100
+
+
+def _seeds(random_seed) -> tuple[int, np.random.Generator]:
+    if isinstance(random_seed, np.random.Generator):
+        rng = random_seed
+    elif random_seed is None or (
+        isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool)
+    ):
+        rng = np.random.default_rng(random_seed)
+    else:
+        raise ValueError(f"random_seed must be an int, None or a Generator, got {random_seed!r}")
+    return int(rng.integers(2**31 - 1)), rng
+
+
+def _check_sampler_args(draws: int, tune: int, chains: int) -> None:
+    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
+    """The PyMC model of the exponent (and zero weight) given the count estimates.
+
+    .. math::
+
+        s &\\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\qquad
+        \\pi \\sim \\mathrm{Beta}(1, 1) \\text{ (zero-inflated only)} \\\\
+        P(x_v = k \\mid s, \\pi) &= \\pi [k = 0]
+            + (1 - \\pi) \\frac{k^{-s}}{\\sum_{j=1}^{n} j^{-s}} [1 \\le k \\le n] \\\\
+        n\\tilde f_v \\mid x_v &\\sim \\mathcal N(x_v, (n\\sigma)^2)
+
+    with each :math:`x_v` summed out exactly (:math:`\\pi = 0` without zero inflation).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    d = m.domain_size
+    y, sigma_c = lik.y, lik.sigma_c
+    k = lik.coef.shape[1]
+    coords = {"item": np.arange(d), "chebyshev": np.arange(k)}
+    with pm.Model(coords=coords) as model:
+        s = pm.Uniform("s", lik.lo, lik.hi)
+        t = lik.to_unit(s)
+        log_norm = L.chebval_tensor(t, pt.as_tensor(lik.log_h), k)
+        const = d * lik.log_gauss_const()
+        if zero_inflated:
+            pi = pm.Beta("pi", 1.0, 1.0)
+            coef = pm.Data("coef", lik.coef, dims=("item", "chebyshev"))
+            log_nonzero = pt.log1p(-pi) + L.chebval_tensor(t, coef, k) - log_norm
+            log_zero = pt.log(pi) + pt.as_tensor(-(y**2) / (2 * sigma_c**2))
+            pm.Potential("loglik", pt.logaddexp(log_zero, log_nonzero).sum() + const)
+        else:
+            total = pt.as_tensor(lik.coef.sum(axis=0))
+            pm.Potential("loglik", L.chebval_tensor(t, total, k) - d * log_norm + const)
+    return model
+
+
+@dataclass
+class ExponentPosterior:
+    """Posterior draws of the exponent (and zero weight) with diagnostics."""
+
+    s: np.ndarray
+    pi: np.ndarray
+    idata: object
+    lik: L.ChebyshevLikelihood
+    info: dict
+
+
+def sample_exponent(
+    m: Measurement,
+    *,
+    zero_inflated: bool,
+    s_bounds: tuple[float, float],
+    draws: int,
+    tune: int,
+    chains: int,
+    random_seed,
+    progressbar: bool,
+    degree: int = 24,
+) -> tuple[ExponentPosterior, np.random.Generator]:
+    """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence."""
+    import arviz as az
+    import pymc as pm
+
+    _check_sampler_args(draws, tune, chains)
+    lo, hi = (float(b) for b in s_bounds)
+    seed, rng = _seeds(random_seed)
+    start = time.perf_counter()
+    lik = L.build(m, lo, hi, degree)
+    built = time.perf_counter()
+    model = build_model(m, lik, zero_inflated)
+    with model:
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=1,
+            random_seed=seed,
+            progressbar=progressbar,
+            compute_convergence_checks=False,
+        )
+    sampled = time.perf_counter()
+    names = ["s", "pi"] if zero_inflated else ["s"]
+    rhat = az.rhat(idata, var_names=names)
+    ess = az.ess(idata, var_names=names)
+    divergences = int(idata.sample_stats["diverging"].sum())
+    info = {
+        "r_hat": {k: float(rhat[k]) for k in names},
+        "ess_bulk": {k: float(ess[k]) for k in names},
+        "divergences": divergences,
+        "chebyshev_max_error": lik.max_error,
+        "s_bounds": (lo, hi),
+        "seconds_likelihood": built - start,
+        "seconds_sampling": sampled - built,
+    }
+    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
+    problems += [
+        f"ess_bulk({k}) = {v:.0f}"
+        for k, v in info["ess_bulk"].items()
+        if v < ESS_MIN_PER_CHAIN * chains
+    ]
+    if divergences:
+        problems.append(f"{divergences} divergent transitions")
+    if problems:
+        warnings.warn(
+            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    s_draws = idata.posterior["s"].values.ravel()
+    width = hi - lo
+    if np.mean((s_draws < lo + 0.02 * width) | (s_draws > hi - 0.02 * width)) > 0.05:
+        warnings.warn(
+            f"the posterior of s piles up at an end of its support {s_bounds}; widen s_bounds",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    pi_draws = idata.posterior["pi"].values.ravel() if zero_inflated else np.zeros_like(s_draws)
+    info["s_mean"], info["s_sd"] = float(s_draws.mean()), float(s_draws.std())
+    if zero_inflated:
+        info["pi_mean"], info["pi_sd"] = float(pi_draws.mean()), float(pi_draws.std())
+    return ExponentPosterior(s_draws, pi_draws, idata, lik, info), rng
+
+
+def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
+    """Indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    order = np.argsort(post.s, kind="stable")
+    picks = ((np.arange(points) + 0.5) * order.size / points).astype(int)
+    return order[picks]
+
+
+def item_moments(
+    lik: L.ChebyshevLikelihood,
+    s: float,
+    pi: float,
+    shift: float = 0.0,
+    grid: P.PosteriorGrid | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item: probability of a non-zero count, and mean and variance of that count.
+
+    ``shift`` tilts the prior by :math:`e^{\\lambda x}` with :math:`\\lambda =`
+    ``shift`` :math:`/\\sigma_c^2`, which moves each Gaussian likelihood by ``shift``.
+    """
+    y, sigma_c = lik.y, lik.sigma_c
+    z = y + shift
+    if grid is None:
+        grid = P.PosteriorGrid(s, sigma_c, lik.n, float(z.min()), float(z.max()))
+    mean, var = grid.mean(z), grid.variance(z)
+    if pi <= 0:
+        return np.ones_like(y), mean, var
+    lam = shift / sigma_c**2
+    log_nonzero = (
+        math.log1p(-pi) - math.log(P.power_sum(s, lik.n)) + grid.log_evidence(z)
+        + lam * y + 0.5 * lam**2 * sigma_c**2
+    )  # fmt: skip
+    log_zero = math.log(pi) - y**2 / (2 * sigma_c**2)
+    w1 = 1.0 / (1.0 + np.exp(np.clip(log_zero - log_nonzero, -700, 700)))
+    return w1, mean, var
+
+
+def sample_counts(
+    w1: np.ndarray, mean: np.ndarray, var: np.ndarray, size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``."""
+    var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
+    shape, scale = mean**2 / var, var / mean
+    x = rng.gamma(shape, scale, size=(size, mean.size))
+    return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
+
+
+def _posterior_mean_estimate(
+    m: Measurement, post: ExponentPosterior, name: str, points: int, n_draws: int, rng
+) -> Estimate:
+    start = time.perf_counter()
+    picks = representative_draws(post, points)
+    per_point = -(-n_draws // points)
+    means, draws = [], []
+    for i in picks:
+        w1, mean, var = item_moments(post.lik, float(post.s[i]), float(post.pi[i]))
+        means.append(w1 * mean)
+        draws.append(sample_counts(w1, mean, var, per_point, rng))
+    info = dict(post.info)
+    info["seconds_posterior_means"] = time.perf_counter() - start
+    return Estimate(
+        frequencies=np.mean(means, axis=0) / m.n,
+        method=name,
+        measurement=m,
+        info=info,
+        draws=np.concatenate(draws)[:n_draws] / m.n,
+        inference_data=post.idata,
+    )
+
+
+def bayes_power(
+    m: Measurement,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    s_bounds: tuple[float, float] = (0.5, 3.5),
+    random_seed=None,
+    progressbar: bool = False,
+    exponent_points: int = 8,
+    n_draws: int = 1000,
+) -> Estimate:
+    """Bayesian Calibrate: posterior mean under a power-law prior with unknown exponent.
+
+    .. math::
+
+        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad
+        P(x_v = k \\mid s) \\propto k^{-s}\\ (k = 1..n), \\quad
+        n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2),
+
+    :math:`f'_v = \\mathbb E[x_v \\mid \\tilde f] / n`, averaging over the posterior of
+    ``s`` (sampled with NUTS; counts summed out exactly).
+
+    Parameters
+    ----------
+    draws, tune, chains : int
+        NUTS settings (chains run one after another).
+    s_bounds : (float, float)
+        Support of the uniform prior on ``s``.
+    random_seed : int, numpy.random.Generator or None
+        Same seed, same result.
+    progressbar : bool
+        Show PyMC's progress bar.
+    exponent_points : int
+        Posterior draws of ``s`` (spread over its quantiles) at which item posteriors
+        are evaluated and averaged.
+    n_draws : int
+        Posterior draws of the frequency vector kept for :meth:`Estimate.interval`
+        (item counts drawn from moment-matched Gamma laws given each ``s``).
+
+    Returns
+    -------
+    Estimate
+        ``info`` holds r_hat, ESS, divergences, the posterior of ``s`` and timings;
+        ``inference_data`` the ArviZ InferenceData. Poor convergence raises a
+        :class:`RuntimeWarning`.
+    """
+    post, rng = sample_exponent(
+        m, zero_inflated=False, s_bounds=s_bounds, draws=draws, tune=tune, chains=chains,
+        random_seed=random_seed, progressbar=progressbar,
+    )  # fmt: skip
+    return _posterior_mean_estimate(m, post, "bayes-power", exponent_points, n_draws, rng)
+
+
+def bayes_power_zi(
+    m: Measurement,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    s_bounds: tuple[float, float] = (0.5, 3.5),
+    random_seed=None,
+    progressbar: bool = False,
+    exponent_points: int = 8,
+    n_draws: int = 1000,
+) -> Estimate:
+    """Zero-inflated Bayesian Calibrate: a point mass at count 0 plus the power law.
+
+    .. math::
+
+        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad \\pi \\sim \\mathrm{Beta}(1, 1),
+        \\quad P(x_v = 0) = \\pi, \\quad
+        P(x_v = k) = (1 - \\pi) \\frac{k^{-s}}{\\sum_{j=1}^n j^{-s}}\\ (k = 1..n),
+
+    with the Gaussian likelihood of :func:`bayes_power`. Calibrate's prior gives every
+    item at least one user; here many items of a large domain can have none.
+    Parameters as in :func:`bayes_power`.
+    """
+    post, rng = sample_exponent(
+        m, zero_inflated=True, s_bounds=s_bounds, draws=draws, tune=tune, chains=chains,
+        random_seed=random_seed, progressbar=progressbar,
+    )  # fmt: skip
+    return _posterior_mean_estimate(m, post, "bayes-power-zi", exponent_points, n_draws, rng)
