@@ -323,3 +323,28 @@ def bayes_power_zi(
         random_seed=random_seed, progressbar=progressbar,
     )  # fmt: skip
     return _posterior_mean_estimate(m, post, "bayes-power-zi", exponent_points, n_draws, rng)
+
+
+def prior_predictive(
+    m: Measurement,
+    *,
+    s_bounds: tuple[float, float] = (0.5, 3.5),
+    samples: int = 100,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Draw count estimates :math:`n\\tilde f` from the prior predictive of ``bayes-power``.
+
+    Each sample draws ``s`` from its prior, ``d`` counts from the power law on ``1..n``
+    and Gaussian noise with the oracle's standard deviation. Returns shape
+    ``(samples, d)``, comparable with ``m.estimates * m.n``.
+    """
+    lo, hi = s_bounds
+    n, d, sigma_c = m.n, m.domain_size, m.sigma * m.n
+    out = np.empty((samples, d))
+    log_x = np.log(np.arange(1, n + 1, dtype=np.float64))
+    for i in range(samples):
+        s = rng.uniform(lo, hi)
+        cdf = np.cumsum(np.exp(-s * log_x))
+        counts = np.searchsorted(cdf, rng.random(d) * cdf[-1]) + 1
+        out[i] = counts + rng.normal(0.0, sigma_c, d)
+    return out

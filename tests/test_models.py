@@ -1,0 +1,188 @@
+"""Bayesian models: log-densities against scipy, the exponent's posterior against
+quadrature, prior predictive, reproducibility, consistency and errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import logsumexp
+
+import bayesldp
+from tests.helpers import zipf_frequencies
+
+pm = pytest.importorskip("pymc")
+
+from bayesldp.models import _likelihood as L  # noqa: E402
+from bayesldp.models import power as BP  # noqa: E402
+
+FAST = {"draws": 200, "tune": 200, "chains": 2, "exponent_points": 4, "n_draws": 400}
+
+
+def small_measurement(rng, d=40, n=3000, eps=2.0, s=1.4):
+    counts = rng.multinomial(n, zipf_frequencies(d, s))
+    return bayesldp.OUE(eps, d).simulate(counts, rng)
+
+
+def direct_loglik(m, s, pi=0.0):
+    """Sum over items of log sum_x P(x) N(y_v; x, sigma_c), with scipy, every count."""
+    n, y, sigma_c = m.n, m.estimates * m.n, m.sigma * m.n
+    x = np.arange(1, n + 1)
+    log_prior = -s * np.log(x) - logsumexp(-s * np.log(x))
+    total = 0.0
+    for yv in y:
+        nonzero = math.log1p(-pi) + logsumexp(log_prior + stats.norm.logpdf(yv, x, sigma_c))
+        if pi > 0:
+            nonzero = np.logaddexp(nonzero, math.log(pi) + stats.norm.logpdf(yv, 0, sigma_c))
+        total += nonzero
+    return total
+
+
+@pytest.mark.parametrize("zero_inflated", [False, True])
+def test_log_density_matches_scipy(zero_inflated, rng):
+    m = small_measurement(rng)
+    lik = L.build(m, 0.5, 3.5)
+    model = BP.build_model(m, lik, zero_inflated)
+    logp = model.compile_logp(jacobian=False)
+    for s, pi in [(0.9, 0.3), (1.4, 0.1), (2.7, 0.6)]:
+        point = {"s_interval__": math.log(s - 0.5) - math.log(3.5 - s)}  # PyMC's interval map
+        expected = direct_loglik(m, s, pi if zero_inflated else 0.0)
+        expected += stats.uniform.logpdf(s, 0.5, 3.0)
+        if zero_inflated:
+            point["pi_logodds__"] = math.log(pi / (1 - pi))
+            expected += stats.beta.logpdf(pi, 1, 1)
+        assert float(logp(point)) == pytest.approx(expected, abs=1e-4)
+
+
+def test_chebyshev_series_accurate(rng):
+    m = small_measurement(rng, d=200, n=50_000)
+    lik = L.build(m, 0.5, 3.5)
+    assert lik.max_error < 1e-3
+    s = 1.234
+    direct = np.array(
+        [
+            logsumexp(-s * np.log(np.arange(1, m.n + 1))
+                      - (np.arange(1, m.n + 1) - yv) ** 2 / (2 * lik.sigma_c**2))
+            for yv in lik.y[:10]
+        ]
+    )  # fmt: skip
+    np.testing.assert_allclose(lik.item_log_evidence(s)[:10], direct, atol=1e-4)
+
+
+def test_exponent_posterior_matches_quadrature(rng):
+    m = small_measurement(rng, d=150, n=10_000, eps=2.0, s=1.6)
+    y, sigma_c, n = m.estimates * m.n, m.sigma * m.n, m.n
+    logx = np.log(np.arange(1, n + 1))
+    kernel = -((np.arange(1, n + 1)[None, :] - y[:, None]) ** 2) / (2 * sigma_c**2)
+
+    def log_post(s):  # uniform prior: the exact marginal likelihood, every count summed
+        return logsumexp(kernel - s * logx, axis=1).sum() - y.size * logsumexp(-s * logx)
+
+    coarse = np.linspace(0.5, 3.5, 31)
+    mode = coarse[np.argmax([log_post(s) for s in coarse])]
+    grid = np.linspace(max(0.5, mode - 0.6), min(3.5, mode + 0.6), 121)
+    lp = np.array([log_post(s) for s in grid])
+    w = np.exp(lp - lp.max())
+    w /= w.sum()
+    mean = (w * grid).sum()
+    sd = math.sqrt((w * (grid - mean) ** 2).sum())
+    assert w[0] < 1e-6 and w[-1] < 1e-6  # the fine grid holds the whole posterior
+    post, _ = BP.sample_exponent(
+        m, zero_inflated=False, s_bounds=(0.5, 3.5), draws=1000, tune=500, chains=2,
+        random_seed=11, progressbar=False,
+    )  # fmt: skip
+    mcse = post.s.std() / math.sqrt(post.info["ess_bulk"]["s"])
+    assert abs(post.s.mean() - mean) < 4 * mcse + 0.01 * sd
+    assert post.s.std() == pytest.approx(sd, rel=0.15)
+
+
+def test_prior_predictive_covers_data(rng):
+    # Data drawn from the model itself (s = 1.8) must look typical under the prior
+    # predictive: its summaries fall inside the predictive range.
+    d, n = 300, 20_000
+    x = np.arange(1, n + 1)
+    w = x**-1.8
+    counts = rng.choice(x, size=d, p=w / w.sum())
+    oracle = bayesldp.OUE(2.0, d)
+    total = int(counts.sum())
+    m = oracle.measurement(
+        rng.binomial(counts, oracle.p) + rng.binomial(total - counts, oracle.q), total
+    )
+    sims = BP.prior_predictive(m, samples=300, rng=rng)
+    y = m.estimates * m.n
+    for stat in (np.median, lambda a: np.mean(a < 0), lambda a: np.quantile(a, 0.9)):
+        sim_stats = np.array([stat(row) for row in sims])
+        lo, hi = np.quantile(sim_stats, [0.005, 0.995])
+        assert lo <= stat(y) <= hi
+
+
+def test_same_seed_same_result(rng):
+    m = small_measurement(rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = bayesldp.postprocess(m, "bayes-power", random_seed=5, **FAST)
+        b = bayesldp.postprocess(m, "bayes-power", random_seed=5, **FAST)
+    np.testing.assert_array_equal(a.frequencies, b.frequencies)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    assert "r_hat" in a.info and "ess_bulk" in a.info
+    assert a.inference_data is not None
+
+
+def test_bayes_consistent_on_simplex(rng):
+    m = small_measurement(rng, d=200, n=50_000, eps=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = bayesldp.postprocess(m, "bayes-consistent", random_seed=2, **FAST)
+    assert est.is_consistent()
+    assert est.draws.shape[1] == m.domain_size
+    np.testing.assert_allclose(est.draws.sum(axis=1), 1.0, atol=1e-12)
+    assert est.draws.min() >= 0
+    lo, hi = est.interval(np.arange(20), prob=0.9)
+    assert lo <= est.subset(np.arange(20)) <= hi
+
+
+def test_bayes_power_zi_runs(rng):
+    m = small_measurement(rng, d=100, n=20_000, eps=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        est = bayesldp.postprocess(m, "bayes-power-zi", random_seed=1, **FAST)
+    assert 0 <= est.info["pi_mean"] <= 1
+    assert est.frequencies.min() >= 0
+
+
+def test_poor_convergence_warns(rng):
+    m = small_measurement(rng)
+    with pytest.warns(RuntimeWarning, match="convergence"):
+        bayesldp.postprocess(m, "bayes-power", random_seed=1, draws=15, tune=5, chains=2)
+
+
+def test_bad_sampler_arguments(rng):
+    m = small_measurement(rng)
+    with pytest.raises(ValueError, match="draws"):
+        bayesldp.postprocess(m, "bayes-power", draws=0)
+    with pytest.raises(ValueError, match="lo < hi"):
+        bayesldp.postprocess(m, "bayes-power", s_bounds=(2.0, 1.0))
+    with pytest.raises(ValueError, match="random_seed"):
+        bayesldp.postprocess(m, "bayes-power", random_seed="abc")
+    with pytest.raises(ValueError, match="unknown option"):
+        bayesldp.postprocess(m, "bayes-consistent", alpha=2)
+
+
+@pytest.mark.slow
+def test_bayes_power_beats_power_on_zipf():
+    """Real sampling at the papers' setting (a few runs): bayes-power <= power on MSE."""
+    data = bayesldp.datasets.zipf(1.5, 1024, 10**6, rng=0)
+    wins = 0
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        m = bayesldp.OUE(1.0, 1024).simulate(data.counts, rng)
+        bp = bayesldp.postprocess(m, "bayes-power", random_seed=seed)
+        pw = bayesldp.postprocess(m, "power")
+        wins += bayesldp.metrics.mse(data.frequencies, bp) <= bayesldp.metrics.mse(
+            data.frequencies, pw
+        )
+        assert max(bp.info["r_hat"].values()) < 1.01
+    assert wins >= 2
