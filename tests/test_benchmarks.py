@@ -17,34 +17,21 @@ Each test feeds both libraries the same support counts. Findings:
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bayesldp
-from tests.helpers import zipf_frequencies
+from tests.helpers import load_script, zipf_frequencies
 
 pytest.importorskip("pure_ldp", reason="needs the bench extra: pip install -e '.[bench]'")
 pytest.importorskip("multi_freq_ldpy", reason="needs the bench extra: pip install -e '.[bench]'")
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _compare():
-    spec = importlib.util.spec_from_file_location(
-        "compare_libraries", ROOT / "benchmarks" / "compare_libraries.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
 def compare():
-    return _compare()
+    return load_script("benchmarks/compare_libraries.py")
 
 
 def oue_measurement(rng, d=128, n=50_000):

@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesldp
-from tests.helpers import zipf_frequencies
+from tests.helpers import load_script, zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
@@ -188,20 +188,9 @@ def test_bayes_power_beats_power_on_zipf():
     assert wins >= 2
 
 
-def _script(relative):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / relative
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_bayes_scripts_tiny(tmp_path):
     """The accuracy and calibration scripts run end to end with tiny arguments."""
-    calib = _script("experiments/bayes_calibration.py")
+    calib = load_script("experiments/bayes_calibration.py")
     args = calib.build_parser().parse_args(
         ["--reps", "1", "--d", "64", "--n", "20000", "--draws", "100", "--tune", "100",
          "--out", str(tmp_path)]
@@ -221,7 +210,7 @@ def test_bayes_scripts_tiny(tmp_path):
 
 
 def test_bayes_speed_case_runs():
-    speed = _script("benchmarks/bayes_speed.py")
+    speed = load_script("benchmarks/bayes_speed.py")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         row = speed.run_case(64, "bayes-power", 0, n=20_000, draws=100, tune=100)
