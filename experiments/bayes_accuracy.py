@@ -79,11 +79,15 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     """Run (or resume) the repetitions; write parts, the tidy table and a summary."""
     out = Path(args.out)
     parts = out / "parts"
-    for rep in tqdm(range(args.reps), desc="repetitions", disable=args.quiet):
+    order = range(args.reps - 1, -1, -1) if args.reverse else range(args.reps)
+    for rep in tqdm(order, desc="repetitions", disable=args.quiet):
         part = parts / f"rep{rep:03d}.csv"
         if part.exists():
             continue
         write_csv(part, pd.DataFrame(run_rep(args, rep)))
+    missing = [r for r in range(args.reps) if not (parts / f"rep{r:03d}.csv").exists()]
+    if missing:
+        raise RuntimeError(f"repetitions {missing} are still running elsewhere; rerun to finish")
     frame = pd.concat([pd.read_csv(parts / f"rep{r:03d}.csv") for r in range(args.reps)])
     write_csv(out / "results.csv", frame)
     summary = frame.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
@@ -110,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="paper/results/bayes_accuracy")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--reverse", action="store_true", help="last repetition first (a second worker)"
+    )
     return parser
 
 
