@@ -94,6 +94,8 @@ def simulation_table(args) -> pd.DataFrame:
             for oracle in ("OUE", "GRR"):
                 sub = values[: args.subsample]
                 for library in ("pure-ldp", "multi-freq-ldpy"):
+                    # Warm up first: imports and JIT compilation are not per-user costs.
+                    theirs_per_user(library, oracle, sub[:10], d, args.epsilon)
                     seconds = theirs_per_user(library, oracle, sub, d, args.epsilon)
                     rows.append({"part": "privatize+aggregate", "library": library,
                                  "oracle": oracle, "d": d, "n": n,
@@ -102,6 +104,7 @@ def simulation_table(args) -> pd.DataFrame:
                 # Ours per user: time the full n unless the bit matrix work is huge.
                 ours_n = n if oracle == "GRR" or n * d <= args.max_bits else args.max_bits // d
                 chunk = max(1, (1 << 24) // d) if oracle == "OUE" else 1 << 20
+                ours_per_user(oracle, values[:10], d, args.epsilon, rng, chunk)  # warm-up
                 seconds = ours_per_user(oracle, values[:ours_n], d, args.epsilon, rng, chunk)
                 rows.append({"part": "privatize+aggregate", "library": "bayesldp",
                              "oracle": oracle, "d": d, "n": n,
