@@ -63,6 +63,12 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _experiment(args: argparse.Namespace) -> int:
+    from bayesldp.experiments.command import run_from_args
+
+    return run_from_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(prog="bayesldp", description=__doc__)
@@ -81,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="bayesldp-demo", help="output folder")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
+
+    from bayesldp.experiments.command import add_arguments
+
+    experiment = sub.add_parser(
+        "experiment", help="reproduce a paper figure (NAME, 'all' or 'list'); runs on Dask"
+    )
+    add_arguments(experiment)
+    experiment.set_defaults(func=_experiment)
     return parser
 
 
