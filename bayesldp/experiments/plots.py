@@ -178,6 +178,9 @@ def _plot_bv(results, folder):
             ax.set_xscale("log")
             if what == "variance":
                 ax.set_yscale("log")
+                positive = table.loc[table["variance"] > 0, "variance"]
+                if not positive.empty:  # methods that cut an item to 0 every run: 0
+                    ax.set_ylim(bottom=max(positive.min(), positive.max() * 1e-6))
             else:
                 ax.axhline(0, color="k", lw=0.5)
             ax.set_xlabel("rank of the value")
@@ -288,7 +291,7 @@ def _plot_choose(results, folder):
         labels = sub["dataset"] + "/" + sub["query"] + "/" + sub["epsilon"].map("{:g}".format)
         ax.barh(labels, sub["regret"], label="chosen on synthetic")
         ax.scatter(sub["regret_power_ns"], labels, color="k", s=8, zorder=3, label="power-ns")
-        ax.set_xscale("log")
+        ax.set_xlim(left=1.0)
         ax.set_xlabel("true error / best method's true error")
         ax.set_title(f"synthetic data fitted with {fit}", fontsize=9)
         ax.tick_params(axis="y", labelsize=6)
