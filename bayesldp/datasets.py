@@ -92,7 +92,10 @@ def zipf(
 
 
 def beta(
-    a: float = 50.0, b: float = 2.0, d: int = 400, n: int = 100_000,
+    a: float = 50.0,
+    b: float = 2.0,
+    d: int = 400,
+    n: int = 100_000,
     rng: np.random.Generator | int = 0,
 ) -> Dataset:
     """Users' values drawn from Beta(a, b) and bucketised into ``d`` equal bins.
