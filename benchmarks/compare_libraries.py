@@ -260,6 +260,10 @@ def plot_scaling(frame: pd.DataFrame, path: Path) -> None:
 def main(args: argparse.Namespace) -> dict[str, pd.DataFrame]:
     """Run the three parts and write their tables and plots."""
     out = Path(args.out)
+    if getattr(args, "quick", False):
+        args.domains, args.users, args.subsample = [1024], [100_000], 500
+        args.pp_users, args.reps, args.queries, args.ibu_iters = 100_000, 2, 5, 500
+        args.scaling_domains = [1000, 10_000]
     tables = {}
     if "simulation" in args.parts:
         tables["simulation"] = simulation_table(args)
@@ -294,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
                         default=[1000, 10_000, 100_000, 1_000_000])  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/results/compare")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (d=1024, n=1e5, 2 reps) for a smoke run")  # fmt: skip
     return parser
 
 

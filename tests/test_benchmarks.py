@@ -102,3 +102,17 @@ def test_compare_script_tiny(compare, tmp_path):
     assert sim["ours_over_theirs"].notna().sum() == 4  # 2 libraries x 2 oracles
     assert set(tables["scaling"]["method"]) == set(bayesldp.METHODS)
     assert (tmp_path / "scaling.png").exists()
+
+
+def test_scaling_script_tiny(tmp_path):
+    scaling = load_script("benchmarks/scaling.py")
+    args = scaling.build_parser().parse_args(
+        ["--domains", "100", "300", "--min-users", "2000", "--reps", "1",
+         "--ibu-iters", "50", "--slow-max-d", "200", "--out", str(tmp_path)]
+    )  # fmt: skip
+    frame = scaling.main(args)
+    assert set(frame["method"]) == set(bayesldp.METHODS)
+    slow = frame["method"].isin(scaling.SLOW_METHODS) & (frame["d"] == 300)
+    assert frame.loc[slow, "skipped"].all() and frame.loc[slow, "seconds"].isna().all()
+    assert (frame.loc[~frame["skipped"], "seconds"] > 0).all()
+    assert (tmp_path / "scaling.csv").exists() and (tmp_path / "scaling.png").exists()
