@@ -213,3 +213,13 @@ def test_cli_list_and_plot_only(tmp_path, capsys):
     (tmp_path / "topk" / "figure.png").unlink()
     assert cli_main(["experiment", "topk", *_tiny_args(tmp_path), "--plot-only"]) == 0
     assert (tmp_path / "topk" / "figure.png").exists()
+
+
+def test_claims_script_reads_saved_results(tmp_path, capsys):
+    for name in ("full_domain_mse", "set_value_mse"):
+        _script(name).main(_tiny_args(tmp_path))
+    assert _script("claims").main(["--out", str(tmp_path)]) == 0
+    table = pd.read_csv(tmp_path / "claims.csv")
+    assert {"Base MSE / Norm-Sub MSE", "MLE-Apx MSE / Norm-Sub MSE"} <= set(table["claim"])
+    assert (table["ours"] > 0).all()
+    assert "| claim |" in capsys.readouterr().out
