@@ -12,12 +12,12 @@ import time
 import warnings
 
 import numpy as np
-from bayesldp.models.power import item_moments, representative_draws, sample_counts, sample_exponent
 from scipy import optimize
 
 from bayesldp import power as P
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
+from bayesldp.models.power import item_moments, representative_draws, sample_counts, sample_exponent
 
 logger = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from bayesldp.models import _likelihood as L
 
 from bayesldp import power as P
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
+from bayesldp.models import _likelihood as L
 
 logger = logging.getLogger(__name__)
 
