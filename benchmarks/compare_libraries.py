@@ -21,18 +21,17 @@ Run ``python benchmarks/compare_libraries.py`` (needs ``pip install -e '.[bench]
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 import bayesldp
 from bayesldp import datasets, metrics
 from bayesldp.io import write_csv
-from bayesldp.plotting import save_figure
 
 
 def _timed(func, *args, **kwargs):
@@ -226,35 +225,23 @@ def summarise_postprocess(frame: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------
 
 
-def scaling_table(args) -> pd.DataFrame:
-    rows = []
-    rng = np.random.default_rng(args.seed)
-    for d in args.scaling_domains:
-        n = max(10 * d, 1_000_000)
-        data = datasets.zipf(1.1, d, n, rng=rng)
-        m = bayesldp.OUE(args.epsilon, d).simulate(data.counts, rng)
-        for method in bayesldp.METHODS:
-            options = {"max_iter": 2000} if method == "ibu" else {}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                _, seconds = _timed(bayesldp.postprocess, m, method, **options)
-            rows.append({"method": method, "d": d, "n": n, "seconds": seconds})
-    return pd.DataFrame(rows)
+def _scaling_script():
+    """The standalone scaling benchmark beside this file (one implementation for both)."""
+    path = Path(__file__).with_name("scaling.py")
+    spec = importlib.util.spec_from_file_location("bayesldp_bench_scaling", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def plot_scaling(frame: pd.DataFrame, path: Path) -> None:
-    fig = Figure(figsize=(7, 5))
-    ax = fig.subplots()
-    for method, group in frame.groupby("method", sort=False):
-        ax.plot(group["d"], group["seconds"], marker="o", label=method)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("domain size d")
-    ax.set_ylabel("post-processing time (s)")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    save_figure(fig, path)
+def scaling_table(args):
+    """Time every bayesldp method as d grows, with ``benchmarks/scaling.py``."""
+    scaling = _scaling_script()
+    scaling_args = scaling.build_parser().parse_args(
+        ["--domains", *map(str, args.scaling_domains), "--epsilon", str(args.epsilon),
+         "--seed", str(args.seed), "--ibu-iters", "2000"]
+    )  # fmt: skip
+    return scaling, scaling.scaling_table(scaling_args)
 
 
 def main(args: argparse.Namespace) -> dict[str, pd.DataFrame]:
@@ -272,8 +259,8 @@ def main(args: argparse.Namespace) -> dict[str, pd.DataFrame]:
         write_csv(out / "postprocess_runs.csv", raw)
         tables["postprocess"] = summarise_postprocess(raw)
     if "scaling" in args.parts:
-        tables["scaling"] = scaling_table(args)
-        plot_scaling(tables["scaling"], out / "scaling.png")
+        scaling, tables["scaling"] = scaling_table(args)
+        scaling.plot_scaling(tables["scaling"], out / "scaling.png")
     for name, frame in tables.items():
         write_csv(out / f"{name}.csv", frame)
     return tables
