@@ -23,10 +23,12 @@ from tqdm import tqdm
 
 import bayesldp
 from bayesldp import datasets, metrics
-from bayesldp.io import write_csv
+from bayesldp.io import write_csv, write_json
 
 METHODS = ("norm-sub", "norm-hyb", "power", "power-ns", "bayes-power", "bayes-consistent")
 BAYES = {"bayes-power", "bayes-power-zi", "bayes-consistent"}
+# Options that do not change a repetition's rows (the rest must match to resume).
+_NOT_SETTING = {"reps", "reverse", "quiet", "out"}
 
 
 def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
@@ -79,6 +81,17 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     """Run (or resume) the repetitions; write parts, the tidy table and a summary."""
     out = Path(args.out)
     parts = out / "parts"
+    setting = {k: v for k, v in vars(args).items() if k not in _NOT_SETTING}
+    setting["bayesldp"] = bayesldp.__version__
+    recorded = out / "setting.json"
+    if recorded.exists():
+        before = json.loads(recorded.read_text())
+        if before != json.loads(json.dumps(setting, default=str)):
+            raise ValueError(
+                f"{out} holds repetitions of another setting ({before}); use a new --out"
+            )
+    else:
+        write_json(recorded, setting)
     order = range(args.reps - 1, -1, -1) if args.reverse else range(args.reps)
     for rep in tqdm(order, desc="repetitions", disable=args.quiet):
         part = parts / f"rep{rep:03d}.csv"
@@ -93,10 +106,48 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     summary = frame.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
     summary = summary.reindex([m for m in args.methods if m in summary.index])
     write_csv(out / "summary.csv", summary.reset_index())
+    checks = check_targets(frame)
+    if not checks.empty:
+        write_csv(out / "targets.csv", checks)
     (out / "config.json").write_text(
         json.dumps({**vars(args), "bayesldp": bayesldp.__version__}, indent=2, default=str)
     )
     return summary
+
+
+def check_targets(frame: pd.DataFrame) -> pd.DataFrame:
+    """The issue's targets, one row each: means, paired wins over the runs, met or not.
+
+    bayes-consistent against the better (lower mean) of norm-hyb and power-ns on
+    full-domain, 50% and 90% set-value MSE; bayes-power against power on full-domain
+    MSE; and 90% interval coverage of each Bayesian method within 85-95%.
+    """
+    wide = frame.pivot_table(index="rep", columns=["method", "metric"], values="value")
+    methods = set(wide.columns.get_level_values(0))
+    rows = []
+
+    def compare(ours: str, rivals: list[str], metric: str) -> None:
+        rivals = [r for r in rivals if r in methods]
+        if ours not in methods or not rivals:
+            return
+        best = min(rivals, key=lambda r: wide[(r, metric)].mean())
+        a, b = wide[(ours, metric)], wide[(best, metric)]
+        rows.append({"target": f"{ours} <= {best} on {metric}", "ours": a.mean(),
+                     "theirs": b.mean(), "ratio": a.mean() / b.mean(),
+                     "paired_wins": int((a <= b).sum()), "runs": int(a.notna().sum()),
+                     "met": bool(a.mean() <= b.mean())})  # fmt: skip
+
+    for metric in ("mse", "set_mse_50", "set_mse_90"):
+        compare("bayes-consistent", ["norm-hyb", "power-ns"], metric)
+    compare("bayes-power", ["power"], "mse")
+    for method in sorted(methods & BAYES):
+        for column in ("cover90_set10", "cover90_set50", "cover90_top10"):
+            if (method, column) in wide:
+                value = wide[(method, column)].mean()
+                rows.append({"target": f"{method} {column} in [0.85, 0.95]", "ours": value,
+                             "runs": int(wide[(method, column)].notna().sum()),
+                             "met": bool(0.85 <= value <= 0.95)})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--oracle", default="OUE")
-    parser.add_argument("--queries", type=int, default=20, help="random subsets per size")
+    parser.add_argument("--queries", type=int, default=100, help="random subsets per size")
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--methods", nargs="+", default=list(METHODS))

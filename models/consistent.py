@@ -1,44 +1,307 @@
-"""A consistent Bayesian frequency oracle: the power-law prior conditioned on the total.
+"""A consistent Bayesian frequency oracle: a shifted power-law prior conditioned on the total.
 
-The counts of ``d`` items sum to ``n``. Conditioning the zero-inflated power-law prior
-of :func:`bayesldp.models.power.bayes_power_zi` on that total puts the posterior on the
-(scaled) simplex, so its mean is non-negative and sums to 1 without a Norm-Sub step.
+The counts of ``d`` items sum to ``n``. Conditioning a prior on the counts on that
+total puts the posterior on the (scaled) simplex, so its mean is non-negative and sums
+to 1 without a Norm-Sub step.
+
+The prior is a shifted power law (a discrete Lomax law) on ``0..n``,
+:math:`P(x) \\propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
+with a scale ``c`` below which it is flat. Calibrate's :math:`x^{-s}` on ``1..n`` puts
+most of its mass on counts of a few users; with Zipf data the smallest counts are
+tens of users, and the pure power law's unconditioned posterior means sum to about
+0.9 (``bayes-power``). The scale lets the prior's low end move to where the data
+are, and the known total is what tells the model where that is: the posterior of
+``(s, c)`` includes the probability that the counts add up to ``n``.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 
-from bayesldp import power as P
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.models.power import item_moments, representative_draws, sample_counts, sample_exponent
+from bayesldp.models import _shifted as S
+from bayesldp.models.power import (
+    _check_sampler_args,
+    _seeds,
+    convergence_info,
+    sample_counts,
+)
 
 logger = logging.getLogger(__name__)
 
+#: Half-width of the sampling box around the mode, in Laplace standard deviations.
+BOX_SD = 6.0
+#: Chebyshev degrees tried in turn until the interpolation error is below MAX_ERROR nats.
+DEGREES = (16, 24, 32)
+MAX_ERROR = 0.01
 
-def _tilt(lik, s: float, pi: float, grid: P.PosteriorGrid, span: float):
-    """Find the shift whose tilted item means sum to ``n``; return (shift, w1, mean, var)."""
-    n = lik.n
+
+@dataclass
+class ScalePosterior:
+    """NUTS draws of the exponent ``s`` and log-scale ``log_c`` with diagnostics."""
+
+    s: np.ndarray
+    log_c: np.ndarray
+    idata: object
+    problem: S.Problem
+    info: dict
+
+
+def _check_bounds(bounds, name: str, positive: bool) -> tuple[float, float]:
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi), got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or (positive and lo <= 0):
+        kind = "0 < lo < hi" if positive else "lo < hi"
+        raise ValueError(f"{name} must satisfy {kind}, got {bounds!r}")
+    return lo, hi
+
+
+def find_mode(problem: S.Problem, s_bounds, u_bounds) -> tuple[np.ndarray, np.ndarray]:
+    """Mode of the parameters' log target and its Laplace covariance.
+
+    The target is :func:`bayesldp.models._shifted.log_target` under the flat prior on
+    ``(s, log c)`` within the bounds. The covariance is the inverse of the negative
+    Hessian (central differences); a mode on a bound gets that bound's full width.
+    """
+
+    def neg(theta):
+        return -S.log_target(problem, float(theta[0]), float(theta[1]))
+
+    starts = [
+        (s, u) for s in np.linspace(*s_bounds, 5)[1:-1] for u in np.linspace(*u_bounds, 5)[1:-1]
+    ]
+    start = min(starts, key=neg)
+    res = optimize.minimize(
+        neg, np.asarray(start), method="L-BFGS-B", bounds=[s_bounds, u_bounds],
+        options={"eps": 1e-5},
+    )  # fmt: skip
+    mode = res.x
+    h = np.array([1e-3, 1e-2])
+    hess = np.empty((2, 2))
+    f0 = neg(mode)
+    lows, highs = np.array([s_bounds[0], u_bounds[0]]), np.array([s_bounds[1], u_bounds[1]])
+    mode = np.clip(mode, lows + 2 * h, highs - 2 * h)
+    for i in range(2):
+        for j in range(2):
+            ei, ej = np.eye(2)[i] * h[i], np.eye(2)[j] * h[j]
+            if i == j:
+                hess[i, i] = (neg(mode + ei) - 2 * f0 + neg(mode - ei)) / h[i] ** 2
+            else:
+                hess[i, j] = (
+                    neg(mode + ei + ej) - neg(mode + ei - ej)
+                    - neg(mode - ei + ej) + neg(mode - ei - ej)
+                ) / (4 * h[i] * h[j])  # fmt: skip
+    hess = (hess + hess.T) / 2
+    try:
+        cov = np.linalg.inv(hess)
+        if np.any(np.linalg.eigvalsh(cov) <= 0):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        cov = np.diag((highs - lows) ** 2)
+    return mode, cov
+
+
+@dataclass(frozen=True)
+class ScaleModelSpec:
+    """Everything the PyMC model of ``(s, log c)`` is built from.
+
+    ``(s, log c) = mode + chol @ z`` with ``z`` in ``[-BOX_SD, BOX_SD]^2`` (whitened by
+    the Laplace covariance), and ``fit`` interpolates the log target in ``z``.
+    """
+
+    problem: S.Problem
+    mode: np.ndarray
+    cov: np.ndarray
+    chol: np.ndarray
+    fit: S.Chebyshev2D
+    s_bounds: tuple[float, float]
+    u_bounds: tuple[float, float]
+
+    def to_theta(self, z0, z1):
+        """Map whitened coordinates to ``(s, log c)`` (works on numbers and tensors)."""
+        return (
+            self.mode[0] + self.chol[0, 0] * z0,
+            self.mode[1] + self.chol[1, 0] * z0 + self.chol[1, 1] * z1,
+        )
+
+
+def prepare(
+    m: Measurement,
+    s_bounds: tuple[float, float] = (0.5, 4.0),
+    c_bounds: tuple[float, float] = (0.01, 1e4),
+    degrees: tuple[int, ...] = DEGREES,
+) -> ScaleModelSpec:
+    """Find the mode, whiten, and interpolate the log target (see :func:`sample_scale`).
+
+    The interpolant's degree is the first of ``degrees`` whose error at off-node
+    check points is below ``MAX_ERROR`` (the last one otherwise; the caller warns).
+    """
+    s_lo, s_hi = _check_bounds(s_bounds, "s_bounds", positive=True)
+    c_lo, c_hi = _check_bounds(c_bounds, "c_bounds", positive=True)
+    u_bounds = (math.log(c_lo), math.log(c_hi))
+    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    mode, cov = find_mode(problem, (s_lo, s_hi), u_bounds)
+    chol = np.linalg.cholesky(cov)
+
+    def target(z0, z1):
+        s = mode[0] + chol[0, 0] * z0
+        u = mode[1] + chol[1, 0] * z0 + chol[1, 1] * z1
+        return S.log_target(problem, s, u)
+
+    box = (-BOX_SD, BOX_SD)
+    for deg in degrees:
+        fit = S.chebyshev_fit(target, box, box, degree=deg)
+        if fit.max_error < MAX_ERROR:
+            break
+    return ScaleModelSpec(problem, mode, cov, chol, fit, (s_lo, s_hi), u_bounds)
+
+
+def build_scale_model(spec: ScaleModelSpec):
+    r"""The PyMC model of the prior's exponent and scale given the estimates and total.
+
+    .. math::
+
+        z &\sim \mathrm{Uniform}(-B, B)^2, \qquad
+        (s, \log c) = \hat\theta + L z \ \text{restricted to the prior's bounds},
+        \\
+        \log p(\tilde f, \textstyle\sum x = n \mid s, c) &= G(s, c)
+        \quad \text{(see :func:`bayesldp.models._shifted.log_target`)}
+
+    where :math:`\hat\theta` is the mode and :math:`L L^T` the Laplace covariance: a
+    flat prior on ``(s, log c)``, sampled in whitened coordinates.
+    """
+    import pymc as pm
+
+    problem, fit = spec.problem, spec.fit
+    (s_lo, s_hi), (u_lo, u_hi) = spec.s_bounds, spec.u_bounds
+    coords = {"item": np.arange(problem.y.size), "whitened": ["z_s", "z_c"]}
+    with pm.Model(coords=coords) as model:
+        pm.Data("count_estimate", problem.y, dims="item")
+        z = pm.Uniform("z", fit.s_lo, fit.s_hi, dims="whitened")
+        s_t, u_t = spec.to_theta(z[0], z[1])
+        s = pm.Deterministic("s", s_t)
+        log_c = pm.Deterministic("log_c", u_t)
+        pm.Deterministic("c", pm.math.exp(log_c))
+        inside = (s >= s_lo) & (s <= s_hi) & (log_c >= u_lo) & (log_c <= u_hi)
+        a, b = fit.to_unit(z[0], z[1])
+        loglik = S.chebval2d_tensor(a, b, fit.coef)
+        pm.Potential("loglik", pm.math.switch(inside, loglik, -np.inf))
+    return model
+
+
+def sample_scale(
+    m: Measurement,
+    *,
+    s_bounds: tuple[float, float],
+    c_bounds: tuple[float, float],
+    draws: int,
+    tune: int,
+    chains: int,
+    random_seed,
+    progressbar: bool,
+    degrees: tuple[int, ...] = DEGREES,
+) -> tuple[ScalePosterior, np.random.Generator]:
+    """Sample ``(s, log c)`` with NUTS; warn on poor convergence.
+
+    The log target is evaluated exactly at the Chebyshev points of a box of
+    ``BOX_SD`` Laplace standard deviations around the mode, in coordinates whitened by
+    the Laplace covariance, and interpolated there; NUTS samples those coordinates
+    inside the box, which holds all but a negligible part of the posterior (a warning
+    says when draws come near its edges).
+    """
+    import pymc as pm
+
+    _check_sampler_args(draws, tune, chains)
+    seed, rng = _seeds(random_seed)
+    start = time.perf_counter()
+    spec = prepare(m, s_bounds, c_bounds, degrees)
+    problem, fit, mode, cov = spec.problem, spec.fit, spec.mode, spec.cov
+    (s_lo, s_hi), (u_lo, u_hi) = spec.s_bounds, spec.u_bounds
+    c_lo, c_hi = math.exp(u_lo), math.exp(u_hi)
+    built = time.perf_counter()
+    with build_scale_model(spec):
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
+            progressbar=progressbar, compute_convergence_checks=False,
+            initvals={"z": np.zeros(2)},
+        )  # fmt: skip
+    sampled = time.perf_counter()
+    info = convergence_info(idata, ["s", "log_c"], chains, stacklevel=4)
+    s_draws = idata.posterior["s"].values.ravel()
+    u_draws = idata.posterior["log_c"].values.ravel()
+    z_draws = idata.posterior["z"].values.reshape(-1, 2)
+    near = np.abs(z_draws).max(axis=1) > 0.9 * BOX_SD
+    if near.mean() > 0.01:
+        warnings.warn(
+            f"{near.mean():.1%} of the draws are near the edge of the sampling box; the "
+            "posterior is far from its Laplace approximation",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    for draws_, (lo, hi), name in (
+        (s_draws, (s_lo, s_hi), "s_bounds"),
+        (u_draws, (u_lo, u_hi), "c_bounds"),
+    ):
+        width = hi - lo
+        if np.mean((draws_ < lo + 0.02 * width) | (draws_ > hi - 0.02 * width)) > 0.05:
+            warnings.warn(
+                f"the posterior piles up at an end of {name}; widen {name}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    info.update(
+        {
+            "mode": {"s": float(mode[0]), "c": float(math.exp(mode[1]))},
+            "laplace_cov": cov.tolist(),
+            "chebyshev_max_error": fit.max_error,
+            "chebyshev_degree": fit.coef.shape[0],
+            "s_bounds": (s_lo, s_hi),
+            "c_bounds": (c_lo, c_hi),
+            "s_mean": float(s_draws.mean()),
+            "s_sd": float(s_draws.std()),
+            "c_median": float(np.exp(np.median(u_draws))),
+            "seconds_likelihood": built - start,
+            "seconds_sampling": sampled - built,
+        }
+    )
+    if fit.max_error > MAX_ERROR:
+        warnings.warn(
+            f"the log target's interpolation error is {fit.max_error:.3g} nats",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return ScalePosterior(s_draws, u_draws, idata, problem, info), rng
+
+
+def tilt(problem: S.Problem, s: float, c: float, span: float):
+    """Condition one prior on the total by exponential tilting.
+
+    Returns ``(shift, mean, var)``: the shift of every count estimate whose posterior
+    means sum to ``n``, and the items' posterior means and variances there.
+    """
+    mom = problem.moments(s, c, pad=span)
+    y, n = problem.y, problem.n
 
     def excess(shift: float) -> float:
-        w1, mean, _ = item_moments(lik, s, pi, shift, grid)
-        return float((w1 * mean).sum() - n)
+        return float(mom.mean(y + shift).sum() - n)
 
-    lo, hi = -span, span
-    if excess(lo) > 0 or excess(hi) < 0:
+    if excess(-span) > 0 or excess(span) < 0:
         raise RuntimeError(
-            f"no tilt within +-{span / lik.sigma_c:.0f} sigma makes the expected counts sum "
-            "to n; the power-law prior does not fit these data"
+            f"no tilt within +-{span / problem.sigma_c:.0f} sigma makes the expected counts "
+            "sum to n; the shifted power-law prior does not fit these data"
         )
-    shift = optimize.brentq(excess, lo, hi, xtol=1e-9 * lik.sigma_c)
-    w1, mean, var = item_moments(lik, s, pi, shift, grid)
-    return shift, w1, mean, var
+    shift = optimize.brentq(excess, -span, span, xtol=1e-9 * problem.sigma_c)
+    return shift, mom.mean(y + shift), mom.variance(y + shift)
 
 
 def bayes_consistent(
@@ -47,76 +310,95 @@ def bayes_consistent(
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
-    s_bounds: tuple[float, float] = (0.5, 3.5),
-    zero_inflated: bool = True,
+    s_bounds: tuple[float, float] = (0.5, 4.0),
+    c_bounds: tuple[float, float] = (0.01, 1e4),
     random_seed=None,
     progressbar: bool = False,
     exponent_points: int = 8,
     n_draws: int = 1000,
     tilt_span: float = 12.0,
 ) -> Estimate:
-    """Posterior mean of frequencies under a power-law prior conditioned on the total.
+    """Posterior mean of frequencies under a shifted power-law prior conditioned on the total.
 
     .. math::
 
-        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad \\pi \\sim \\mathrm{Beta}(1, 1),
-        \\quad x_v \\overset{iid}{\\sim} \\pi\\,\\delta_0 + (1 - \\pi)\\,
-        \\mathrm{Power}(s)\\ \\text{on } 1..n, \\\\
+        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad
+        \\log c \\sim \\mathrm{Uniform}(\\log c_{lo}, \\log c_{hi}), \\quad
+        P(x_v = k \\mid s, c) \\propto (1 + k/c)^{-s}, \\ k = 0..n, \\\\
         n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2), \\qquad
         \\text{conditioned on } \\textstyle\\sum_v x_v = n,
         \\qquad f'_v = \\mathbb E[x_v \\mid \\tilde f, \\textstyle\\sum x = n] / n .
 
-    ``s`` and ``pi`` are sampled with NUTS (as in ``bayes-power-zi``). Conditioning on the
-    total is done by exponential tilting (the saddle-point / Gibbs-conditioning
+    Every count is summed out. The parameters' posterior is
+    :math:`p(s, c \\mid \\tilde f, \\sum x = n) \\propto p(s, c) \\prod_v p(\\tilde f_v
+    \\mid s, c)\\, P(\\sum_v x_v = n \\mid \\tilde f, s, c)`, the last factor by the
+    normal approximation to a sum of ``d`` independent item posteriors; ``s`` and
+    ``log c`` are sampled with NUTS. Given them, the counts are conditioned on the
+    total by exponential tilting (the saddle-point / Gibbs-conditioning
     approximation, accurate for large ``d``): the prior is multiplied by
     :math:`e^{\\lambda x}` with :math:`\\lambda` chosen so the item posterior means sum
-    to ``n``. For a Gaussian likelihood that tilt is a shift of every observation by
-    :math:`\\lambda (n\\sigma)^2`, so each item keeps Calibrate's exact posterior, evaluated
-    at a shifted point. Every posterior draw is normalised onto the simplex.
+    to ``n``, which for a Gaussian likelihood is a shift of every observation by
+    :math:`\\lambda (n\\sigma)^2`. Posterior draws of the counts (moment-matched Gamma
+    laws) are normalised onto the simplex.
 
     Parameters
     ----------
-    draws, tune, chains, s_bounds, random_seed, progressbar, exponent_points, n_draws
-        As in :func:`bayesldp.models.power.bayes_power`.
-    zero_inflated : bool, default True
-        Include the point mass at zero (``False``: Calibrate's prior on ``1..n``).
+    m : Measurement
+        The oracle output.
+    draws, tune, chains : int
+        NUTS settings (per chain).
+    s_bounds : (float, float)
+        Support of the exponent's uniform prior.
+    c_bounds : (float, float)
+        Support of the scale (in counts); its logarithm has a uniform prior.
+    random_seed : int, numpy.random.Generator or None
+        Seeds the sampler and the posterior draws (same seed, same result).
+    progressbar : bool
+        Show PyMC's progress bar.
+    exponent_points : int
+        Posterior draws of ``(s, c)`` at which the tilted item posteriors are computed
+        (evenly spread over the sorted draws of ``s``).
+    n_draws : int
+        Posterior draws of the frequencies kept for :meth:`Estimate.interval`.
     tilt_span : float
-        Search the tilt's shift within this many standard deviations.
+        Search the tilt's shift within this many noise standard deviations.
 
     Returns
     -------
     Estimate
-        Non-negative frequencies summing to 1, posterior draws on the simplex (for
-        :meth:`Estimate.interval`), the InferenceData, diagnostics and the tilts in
-        ``info``.
+        Non-negative frequencies summing to 1, posterior draws on the simplex, the
+        InferenceData, diagnostics (r_hat, ESS, divergences) and the tilts in ``info``.
     """
-    post, rng = sample_exponent(
-        m, zero_inflated=zero_inflated, s_bounds=s_bounds, draws=draws, tune=tune,
-        chains=chains, random_seed=random_seed, progressbar=progressbar,
+    for name, value in (("exponent_points", exponent_points), ("n_draws", n_draws)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not (isinstance(tilt_span, int | float) and tilt_span > 0):
+        raise ValueError(f"tilt_span must be a positive number, got {tilt_span!r}")
+    post, rng = sample_scale(
+        m, s_bounds=s_bounds, c_bounds=c_bounds, draws=draws, tune=tune, chains=chains,
+        random_seed=random_seed, progressbar=progressbar,
     )  # fmt: skip
     start = time.perf_counter()
-    lik = post.lik
-    span = tilt_span * lik.sigma_c
+    problem = post.problem
+    span = tilt_span * problem.sigma_c
     per_point = -(-n_draws // exponent_points)
+    order = np.argsort(post.s, kind="stable")
+    picks = order[((np.arange(exponent_points) + 0.5) * order.size / exponent_points).astype(int)]
     means, samples, shifts = [], [], []
-    for i in representative_draws(post, exponent_points):
-        s, pi = float(post.s[i]), float(post.pi[i])
-        grid = P.PosteriorGrid(s, lik.sigma_c, lik.n, float(lik.y.min()) - span,
-                               float(lik.y.max()) + span)  # fmt: skip
-        shift, w1, mean, var = _tilt(lik, s, pi, grid, span)
+    for i in picks:
+        shift, mean, var = tilt(problem, float(post.s[i]), math.exp(post.log_c[i]), span)
         shifts.append(shift)
-        expected = w1 * mean
-        means.append(expected / expected.sum())
-        x = sample_counts(w1, mean, var, per_point, rng)
+        means.append(mean / mean.sum())
+        x = sample_counts(np.ones_like(mean), mean, var, per_point, rng)
         totals = x.sum(axis=1, keepdims=True)
-        if np.any(totals <= 0):
+        keep = totals[:, 0] > 0
+        if not np.all(keep):
             warnings.warn("a posterior draw had no users; it was dropped", RuntimeWarning,
                           stacklevel=2)  # fmt: skip
-            keep = totals[:, 0] > 0
             x, totals = x[keep], totals[keep]
         samples.append(x / totals)
     info = dict(post.info)
-    info["tilt_shift_sigma"] = [sh / lik.sigma_c for sh in shifts]
+    info["tilt_shift_sigma"] = [sh / problem.sigma_c for sh in shifts]
     info["seconds_posterior_means"] = time.perf_counter() - start
     f = np.mean(means, axis=0)
     f /= f.sum()
@@ -131,4 +413,4 @@ def bayes_consistent(
     )
 
 
-__all__ = ["bayes_consistent"]
+__all__ = ["bayes_consistent", "build_scale_model", "find_mode", "prepare", "sample_scale", "tilt"]

@@ -47,6 +47,35 @@ def _check_sampler_args(draws: int, tune: int, chains: int) -> None:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
+def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
+    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor."""
+    import arviz as az
+
+    rhat = az.rhat(idata, var_names=names)
+    ess = az.ess(idata, var_names=names)
+    divergences = int(idata.sample_stats["diverging"].sum())
+    info = {
+        "r_hat": {k: float(rhat[k]) for k in names},
+        "ess_bulk": {k: float(ess[k]) for k in names},
+        "divergences": divergences,
+    }
+    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
+    problems += [
+        f"ess_bulk({k}) = {v:.0f}"
+        for k, v in info["ess_bulk"].items()
+        if v < ESS_MIN_PER_CHAIN * chains
+    ]
+    if divergences:
+        problems.append(f"{divergences} divergent transitions")
+    if problems:
+        warnings.warn(
+            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+    return info
+
+
 def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
     """The PyMC model of the exponent (and zero weight) given the count estimates.
 
@@ -108,7 +137,6 @@ def sample_exponent(
     degree: int = 24,
 ) -> tuple[ExponentPosterior, np.random.Generator]:
     """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence."""
-    import arviz as az
     import pymc as pm
 
     _check_sampler_args(draws, tune, chains)
@@ -130,32 +158,15 @@ def sample_exponent(
         )
     sampled = time.perf_counter()
     names = ["s", "pi"] if zero_inflated else ["s"]
-    rhat = az.rhat(idata, var_names=names)
-    ess = az.ess(idata, var_names=names)
-    divergences = int(idata.sample_stats["diverging"].sum())
-    info = {
-        "r_hat": {k: float(rhat[k]) for k in names},
-        "ess_bulk": {k: float(ess[k]) for k in names},
-        "divergences": divergences,
-        "chebyshev_max_error": lik.max_error,
-        "s_bounds": (lo, hi),
-        "seconds_likelihood": built - start,
-        "seconds_sampling": sampled - built,
-    }
-    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
-    problems += [
-        f"ess_bulk({k}) = {v:.0f}"
-        for k, v in info["ess_bulk"].items()
-        if v < ESS_MIN_PER_CHAIN * chains
-    ]
-    if divergences:
-        problems.append(f"{divergences} divergent transitions")
-    if problems:
-        warnings.warn(
-            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    info = convergence_info(idata, names, chains, stacklevel=4)
+    info.update(
+        {
+            "chebyshev_max_error": lik.max_error,
+            "s_bounds": (lo, hi),
+            "seconds_likelihood": built - start,
+            "seconds_sampling": sampled - built,
+        }
+    )
     s_draws = idata.posterior["s"].values.ravel()
     width = hi - lo
     if np.mean((s_draws < lo + 0.02 * width) | (s_draws > hi - 0.02 * width)) > 0.05:

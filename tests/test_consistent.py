@@ -1,0 +1,208 @@
+"""bayes-consistent: the shifted power-law prior's quadrature against brute-force sums
+over every count, the PyMC model's log-density against scipy, the posterior of
+(s, log c) against 2-D quadrature, the tilt, reproducibility and errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import logsumexp
+
+import bayesldp
+from tests.helpers import zipf_frequencies
+
+pm = pytest.importorskip("pymc")
+
+from bayesldp.models import _shifted as S  # noqa: E402
+from bayesldp.models import consistent as BC  # noqa: E402
+
+FAST = {"draws": 200, "tune": 200, "chains": 2, "exponent_points": 4, "n_draws": 400}
+
+
+def measurement(rng, d=200, n=50_000, eps=1.0, s=1.5):
+    counts = rng.multinomial(n, zipf_frequencies(d, s))
+    return bayesldp.OUE(eps, d).simulate(counts, rng)
+
+
+def brute_item(y, sigma_c, n, s, c):
+    """Log evidence, mean and variance of one item, summing every count 0..n (scipy)."""
+    x = np.arange(n + 1)
+    log_prior = -s * np.log1p(x / c)
+    log_prior -= logsumexp(log_prior)
+    lw = log_prior + stats.norm.logpdf(y, x, sigma_c)
+    log_ev = logsumexp(lw)
+    w = np.exp(lw - log_ev)
+    mean = (w * x).sum()
+    return log_ev, mean, (w * (x - mean) ** 2).sum()
+
+
+def brute_target(m, s, log_c):
+    """G(s, c): every item's exact log evidence plus the normal term for the total."""
+    y, sigma_c, n = m.estimates * m.n, m.sigma * m.n, m.n
+    rows = np.array([brute_item(v, sigma_c, n, s, math.exp(log_c)) for v in y])
+    total, mean, var = rows[:, 0].sum(), rows[:, 1].sum(), rows[:, 2].sum()
+    return total + stats.norm.logpdf(n, mean, math.sqrt(var))
+
+
+# Cases for the quadrature grid: (n, sigma_c, s, c, why)
+GRID_CASES = [
+    (200, 15.0, 1.5, 3.0, "n below the exact-count range: every count is its own cell"),
+    (5_000, 60.0, 1.7, 15.0, "cells of growing width, narrower than sigma / 4"),
+    (200_000, 900.0, 1.2, 0.5, "wide cells capped at sigma / 4, heavy tail"),
+    (50_000, 400.0, 2.5, 200.0, "a scale far above the exact range"),
+]
+
+
+@pytest.mark.parametrize(("n", "sigma_c", "s", "c", "why"), GRID_CASES)
+def test_item_moments_match_brute_force(n, sigma_c, s, c, why):
+    grid = S.CountGrid.build(n, sigma_c)
+    assert grid.log_width.size == grid.x.size
+    assert np.exp(grid.log_width).sum() == pytest.approx(n + 1)  # cells partition 0..n
+    ys = np.array([-3 * sigma_c, -0.3 * sigma_c, 0.0, 2.5 * sigma_c, 0.37 * n, 0.9 * n])
+    mom = S.ItemMoments(grid, S.log_prior_mass(grid, s, c), sigma_c, ys.min(), ys.max())
+    for y in ys:
+        log_ev, mean, var = brute_item(y, sigma_c, n, s, c)
+        assert mom.log_evidence([y])[0] == pytest.approx(log_ev, abs=1e-4), why
+        assert mom.mean([y])[0] == pytest.approx(mean, rel=1e-4, abs=1e-4 * sigma_c), why
+        assert mom.variance([y])[0] == pytest.approx(var, rel=1e-3), why
+
+
+def test_item_moments_refuse_points_outside_the_range():
+    grid = S.CountGrid.build(1000, 50.0)
+    mom = S.ItemMoments(grid, S.log_prior_mass(grid, 1.5, 2.0), 50.0, 0.0, 500.0)
+    with pytest.raises(ValueError, match="interpolation range"):
+        mom.mean([10_000.0])
+
+
+def test_log_target_matches_brute_force(rng):
+    m = measurement(rng, d=30, n=3_000, eps=2.0)
+    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    for s, log_c in [(1.2, 0.0), (1.8, 2.5), (2.6, -1.0)]:
+        # The normal term (n - M)^2 / V is ~100 far from the mode, so its quadrature's
+        # relative error (~1e-5) counts there: a relative tolerance.
+        expected = brute_target(m, s, log_c)
+        assert S.log_target(problem, s, log_c) == pytest.approx(expected, rel=2e-5, abs=1e-4)
+
+
+def test_chebyshev_2d_interpolates():
+    def f(a, b):
+        return math.exp(0.3 * a) * math.cos(b) - 0.5 * (a * a + b * b)
+
+    fit = S.chebyshev_fit(f, (-2.0, 3.0), (-1.0, 1.5), degree=16)
+    assert fit.max_error < 1e-9
+    assert fit(0.7, 0.2) == pytest.approx(f(0.7, 0.2), abs=1e-9)
+
+
+def test_model_log_density_matches_brute_force(rng):
+    m = measurement(rng, d=60, n=10_000, eps=2.0)
+    spec = BC.prepare(m)
+    assert spec.fit.max_error < BC.MAX_ERROR
+    model = BC.build_scale_model(spec)
+    logp = model.compile_logp(jacobian=False)
+    b = BC.BOX_SD
+    for z in ([0.0, 0.0], [1.3, -0.7], [-2.0, 2.5], [4.0, 3.0]):
+        s, log_c = spec.to_theta(*z)
+        # PyMC's interval transform of each z, and the uniform prior's density
+        point = {"z_interval__": np.log(np.add(z, b)) - np.log(np.subtract(b, z))}
+        expected = brute_target(m, s, log_c) + 2 * stats.uniform.logpdf(0.0, -b, 2 * b)
+        assert float(logp(point)) == pytest.approx(expected, abs=2 * BC.MAX_ERROR)
+
+
+def test_scale_posterior_matches_quadrature(rng):
+    m = measurement(rng, d=300, n=100_000, eps=1.0, s=1.4)
+    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    spec = BC.prepare(m)
+    # 2-D quadrature of the exact (uninterpolated) target over +-6 Laplace sds
+    sd = np.sqrt(np.diag(spec.cov))
+    ss = spec.mode[0] + np.linspace(-6, 6, 41) * sd[0]
+    us = spec.mode[1] + np.linspace(-6, 6, 41) * sd[1]
+    lp = np.array([[S.log_target(problem, s, u) for u in us] for s in ss])
+    w = np.exp(lp - lp.max())
+    w /= w.sum()
+    assert max(w[0].sum(), w[-1].sum(), w[:, 0].sum(), w[:, -1].sum()) < 1e-4
+    moments = {}
+    for name, values in (("s", ss[:, None]), ("log_c", us[None, :])):
+        mean = float((w * values).sum())
+        moments[name] = mean, math.sqrt(float((w * (values - mean) ** 2).sum()))
+    post, _ = BC.sample_scale(
+        m, s_bounds=(0.5, 4.0), c_bounds=(0.01, 1e4), draws=1000, tune=500, chains=2,
+        random_seed=3, progressbar=False,
+    )  # fmt: skip
+    assert post.info["chebyshev_max_error"] < 0.01
+    for name, draws in (("s", post.s), ("log_c", post.log_c)):
+        mean, sd_q = moments[name]
+        mcse = draws.std() / math.sqrt(post.info["ess_bulk"][name])
+        assert abs(draws.mean() - mean) < 4 * mcse + 0.02 * sd_q, name
+        assert draws.std() == pytest.approx(sd_q, rel=0.15), name
+
+
+def test_tilt_makes_expected_counts_sum_to_n(rng):
+    m = measurement(rng)
+    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    shift, mean, var = BC.tilt(problem, 1.6, 10.0, 12 * problem.sigma_c)
+    assert mean.sum() == pytest.approx(m.n, rel=1e-9)
+    assert np.all(var > 0) and np.all(mean >= 0)
+    # Tilting the prior by exp(lambda x) is the untilted posterior at y + lambda sigma^2:
+    # check against the brute-force tilted posterior of a few items.
+    lam = shift / problem.sigma_c**2
+    x = np.arange(m.n + 1)
+    log_prior = -1.6 * np.log1p(x / 10.0) + lam * x
+    for v in (0, 7, 150):
+        lw = log_prior + stats.norm.logpdf(problem.y[v], x, problem.sigma_c)
+        w = np.exp(lw - logsumexp(lw))
+        assert mean[v] == pytest.approx((w * x).sum(), rel=1e-4, abs=1e-4 * problem.sigma_c)
+
+
+def test_bayes_consistent_reproducible_and_on_simplex(rng):
+    m = measurement(rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = bayesldp.postprocess(m, "bayes-consistent", random_seed=4, **FAST)
+        b = bayesldp.postprocess(m, "bayes-consistent", random_seed=4, **FAST)
+    np.testing.assert_array_equal(a.frequencies, b.frequencies)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    assert a.is_consistent()
+    np.testing.assert_allclose(a.draws.sum(axis=1), 1.0, atol=1e-12)
+    for key in ("r_hat", "ess_bulk", "divergences", "mode", "tilt_shift_sigma"):
+        assert key in a.info
+    assert set(a.inference_data.posterior.data_vars) >= {"s", "log_c", "c", "z"}
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"c_bounds": (0.0, 10.0)}, "c_bounds"),
+        ({"c_bounds": (5.0, 1.0)}, "c_bounds"),
+        ({"s_bounds": (2.0, 1.0)}, "s_bounds"),
+        ({"exponent_points": 0}, "exponent_points"),
+        ({"tilt_span": -1.0}, "tilt_span"),
+        ({"draws": 0}, "draws"),
+    ],
+)
+def test_bad_arguments(options, match, rng):
+    m = measurement(rng, d=20, n=2_000)
+    with pytest.raises(ValueError, match=match):
+        bayesldp.postprocess(m, "bayes-consistent", **options)
+
+
+@pytest.mark.slow
+def test_bayes_consistent_at_the_papers_setting():
+    """Real sampling (default settings) at Zipf s = 1.5, d = 1024, n = 1e6, eps = 1, OUE."""
+    from bayesldp import datasets, metrics
+
+    data = datasets.zipf(1.5, 1024, 10**6, rng=0)
+    rng = np.random.default_rng(7)
+    m = bayesldp.OUE(1.0, 1024).simulate(data.counts, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no convergence warning allowed
+        est = bayesldp.postprocess(m, "bayes-consistent", random_seed=7)
+    assert max(est.info["r_hat"].values()) < 1.01
+    assert est.info["chebyshev_max_error"] < BC.MAX_ERROR
+    assert max(abs(t) for t in est.info["tilt_shift_sigma"]) < 1.0  # the prior fits
+    assert est.is_consistent()
+    norm_sub = bayesldp.postprocess(m, "norm-sub")
+    assert metrics.mse(data.frequencies, est) < metrics.mse(data.frequencies, norm_sub)
