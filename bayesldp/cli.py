@@ -7,6 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from bayesldp import __version__
 
 logger = logging.getLogger("bayesldp")
@@ -69,6 +71,49 @@ def _experiment(args: argparse.Namespace) -> int:
     return run_from_args(args)
 
 
+def _aggregate(args: argparse.Namespace) -> int:
+    import time
+
+    from bayesldp import dask_aggregate
+    from bayesldp.experiments.runner import close_client, make_client
+    from bayesldp.io import write_json
+
+    oracle = dask_aggregate.oracle_from_files(args.reports, args.oracle, args.epsilon, args.d)
+    local = ("synchronous", "threads", "processes")
+    scheduler = "synchronous" if args.no_dask else args.scheduler
+    t0 = time.perf_counter()
+    client = None if scheduler in local else make_client(scheduler, n_workers=args.workers)
+    try:
+        m = dask_aggregate.aggregate_parquet(
+            args.reports,
+            oracle,
+            column=args.column.split(",") if args.column else None,
+            scheduler=scheduler if scheduler in local else client,
+        )
+    finally:
+        close_client(client, own_cluster=scheduler is None)
+    seconds = time.perf_counter() - t0
+    record = {
+        "oracle": oracle.name,
+        "epsilon": oracle.epsilon,
+        "domain_size": m.domain_size,
+        "n": int(m.n),
+        "p": m.p,
+        "q": m.q,
+        "support_counts": [int(c) for c in m.support_counts],
+        "reports": str(args.reports),
+        "seconds": seconds,
+    }
+    write_json(args.out, record)
+    top = np.argsort(-m.estimates, kind="stable")[:5]
+    print(
+        f"{m.n:,} {oracle.name} reports (eps {oracle.epsilon:g}, d {m.domain_size:,}) "
+        f"aggregated in {seconds:.1f} s -> {args.out}"
+    )
+    print("largest estimates: " + ", ".join(f"{v}: {m.estimates[v]:.4g}" for v in top))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(prog="bayesldp", description=__doc__)
@@ -95,6 +140,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(experiment)
     experiment.set_defaults(func=_experiment)
+
+    agg = sub.add_parser(
+        "aggregate",
+        help="aggregate Parquet files of user reports into a Measurement (JSON), on Dask",
+        description="Aggregate Parquet report files (bayesldp.dask_aggregate layout) into "
+        "support counts, one Dask task per file. Load the result with "
+        "Measurement.from_support_counts(counts, n, p, q).",
+    )
+    agg.add_argument("reports", help="a directory of *.parquet files, a glob, or one file")
+    agg.add_argument(
+        "--oracle", default=None, help="GRR, OUE, SUE, OLH, SS or HR (default: the files')"
+    )
+    agg.add_argument("--epsilon", type=float, default=None, help="(default: the files')")
+    agg.add_argument("--d", type=int, default=None, help="domain size (default: the files')")
+    agg.add_argument("--column", default="", help="report column(s), comma-separated")
+    agg.add_argument(
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address, or synchronous/threads/processes; default: a LocalCluster",
+    )
+    agg.add_argument("--workers", type=int, default=2, help="LocalCluster workers")
+    agg.add_argument("--no-dask", action="store_true", help="same as --scheduler synchronous")
+    agg.add_argument("--out", default="measurement.json", help="output JSON file")
+    agg.set_defaults(func=_aggregate)
     return parser
 
 

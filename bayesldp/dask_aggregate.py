@@ -50,6 +50,8 @@ from bayesldp.oracles import GRR, HR, OLH, OUE, SS, SUE, FrequencyOracle
 __all__ = [
     "METADATA_KEY",
     "aggregate_parquet",
+    "oracle_from_files",
+    "read_layout",
     "read_reports",
     "reports_to_table",
     "write_reports_parquet",
@@ -368,6 +370,44 @@ def aggregate_parquet(
     if n == 0:
         raise ValueError(f"the {len(paths)} report file(s) hold no reports")
     return oracle.measurement(counts, n)
+
+
+def read_layout(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike]) -> dict | None:
+    """The layout metadata of the first report file (oracle, epsilon, d, g, k), or None.
+
+    Files written by :func:`write_reports_parquet` carry it; files from elsewhere do not.
+    """
+    pq = _require("pyarrow.parquet")
+    raw = (pq.read_schema(_resolve_paths(paths_or_glob)[0]).metadata or {}).get(METADATA_KEY)
+    return None if raw is None else json.loads(raw)
+
+
+def oracle_from_files(
+    paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike],
+    oracle: str | None = None,
+    epsilon: float | None = None,
+    domain_size: int | None = None,
+) -> FrequencyOracle:
+    """The oracle of the report files: given values first, then the files' metadata.
+
+    Raises ValueError when a parameter is neither given nor in the metadata.
+    """
+    from bayesldp.oracles import ORACLES
+
+    meta = read_layout(paths_or_glob) or {}
+    name = oracle or meta.get("oracle")
+    eps = epsilon if epsilon is not None else meta.get("epsilon")
+    d = domain_size if domain_size is not None else meta.get("domain_size")
+    missing = [k for k, v in (("oracle", name), ("epsilon", eps), ("d", d)) if v is None]
+    if missing:
+        raise ValueError(
+            f"the report files carry no bayesldp layout metadata; give {', '.join(missing)}"
+        )
+    key = str(name).upper()
+    if key not in ORACLES:
+        raise ValueError(f"unknown oracle {name!r}; choose one of {', '.join(ORACLES)}")
+    extra = {k: meta[k] for k in ("g", "k") if k in meta and meta.get("oracle") == key}
+    return ORACLES[key](float(eps), int(d), **extra)
 
 
 def read_reports(

@@ -222,3 +222,33 @@ def test_benchmark_runs_with_tiny_arguments(tmp_path):
     assert row["identical_counts"] and row["n_matches_users"] and row["files"] == 3
     assert (tmp_path / "out" / "dask_aggregate.csv").exists()
     assert not list((tmp_path / "w").glob("reports-*"))  # removed without --keep
+
+
+def test_cli_aggregate_writes_the_measurement(tmp_path, client, capsys):
+    import json
+
+    from bayesldp.cli import main
+
+    oracle, _, reports = _written(tmp_path, "OLH")
+    out = tmp_path / "m.json"
+    # oracle, epsilon, d and g from the files' metadata; an existing cluster by address
+    argv = ["aggregate", str(tmp_path / "OLH"), "--scheduler", client.scheduler.address]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert f"{N:,} OLH reports" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert (record["oracle"], record["n"], record["domain_size"]) == ("OLH", N, D)
+    np.testing.assert_array_equal(record["support_counts"], oracle.support_counts(reports))
+    m = bayesldp.Measurement.from_support_counts(
+        record["support_counts"], record["n"], record["p"], record["q"]
+    )
+    np.testing.assert_allclose(m.estimates, oracle.aggregate(reports).estimates)
+    # a file without metadata needs the oracle's parameters
+    grr = bayesldp.GRR(2.0, D)
+    rep = grr.privatize(_values(), np.random.default_rng(5))
+    pq.write_table(pa.table({"value": rep}), tmp_path / "plain.parquet")
+    plain = ["aggregate", str(tmp_path / "plain.parquet"), "--no-dask", "--column", "value"]
+    with pytest.raises(SystemExit):
+        main([*plain, "--out", str(out)])
+    assert "give oracle, epsilon, d" in capsys.readouterr().err
+    main([*plain, "--oracle", "grr", "--epsilon", "2", "--d", str(D), "--out", str(out)])
+    assert json.loads(out.read_text())["support_counts"] == grr.support_counts(rep).tolist()
