@@ -21,7 +21,7 @@ def _load(folder: Path, name: str) -> pd.DataFrame | None:
     path = folder / name / "results.csv"
     if not path.exists():
         return None
-    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return pd.read_csv(path, keep_default_na=False, na_values=[""], low_memory=False)
 
 
 def _mean(frame: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:

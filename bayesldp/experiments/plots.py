@@ -372,7 +372,9 @@ PLOTS = {
 def plot(name: str, folder: str | Path) -> pd.DataFrame:
     """Plot experiment ``name`` from ``folder/results.csv``; writes ``summary.csv`` too."""
     folder = Path(folder)
-    results = pd.read_csv(folder / "results.csv", keep_default_na=False, na_values=[""])
+    results = pd.read_csv(
+        folder / "results.csv", keep_default_na=False, na_values=[""], low_memory=False
+    )
     summary = PLOTS[name](results, folder)
     write_csv(folder / "summary.csv", summary)
     return summary
