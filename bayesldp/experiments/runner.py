@@ -376,6 +376,9 @@ def make_client(scheduler: str | None, n_workers: int = 2):
         return None
     from dask.distributed import Client, LocalCluster
 
+    if not logger.isEnabledFor(logging.DEBUG):
+        # distributed logs every scheduler/worker start and stop at INFO
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     if scheduler:
         return Client(scheduler)
     import dask
