@@ -53,8 +53,8 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     accuracy = _accuracy_module()
     acc_args = accuracy.build_parser().parse_args(
         ["--reps", str(args.reps), "--out", args.out, "--d", str(args.d), "--n", str(args.n),
-         "--draws", str(args.draws), "--tune", str(args.tune), "--quiet",
-         "--methods", *args.methods]
+         "--draws", str(args.draws), "--tune", str(args.tune), "--quiet"]
+        + (["--methods", *args.methods] if args.methods else [])
     )  # fmt: skip
     accuracy.main(acc_args)
     frame = pd.read_csv(Path(args.out) / "results.csv")
@@ -73,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--methods", nargs="+", default=["bayes-power", "bayes-consistent"])
+    parser.add_argument(
+        "--methods", nargs="+", default=None, help="default: bayes_accuracy.py's methods"
+    )
     parser.add_argument("--out", default="paper/results/bayes_accuracy")
     return parser
 

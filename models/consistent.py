@@ -304,6 +304,25 @@ def tilt(problem: S.Problem, s: float, c: float, span: float):
     return shift, mom.mean(y + shift), mom.variance(y + shift)
 
 
+def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
+    r"""Move independent draws of the counts onto ``sum(x) = n``; return frequencies.
+
+    Each row's excess over ``n`` is taken from the items in proportion to their
+    variances, :math:`x_v - (v_v / \sum_u v_u)(\sum_u x_u - n)`: exactly how a vector of
+    independent Gaussians is conditioned on its sum. (Dividing each row by its total
+    instead would scale the largest items by the noise of all the others and make
+    their intervals too wide.) The rare negative values this leaves are set to zero
+    and the row is renormalised.
+    """
+    excess = x.sum(axis=1, keepdims=True) - n
+    out = x - (var / var.sum())[None, :] * excess
+    np.maximum(out, 0.0, out=out)
+    totals = out.sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise RuntimeError("a conditioned posterior draw has no users")
+    return out / totals
+
+
 def bayes_consistent(
     m: Measurement,
     *,
@@ -339,7 +358,8 @@ def bayes_consistent(
     :math:`e^{\\lambda x}` with :math:`\\lambda` chosen so the item posterior means sum
     to ``n``, which for a Gaussian likelihood is a shift of every observation by
     :math:`\\lambda (n\\sigma)^2`. Posterior draws of the counts (moment-matched Gamma
-    laws) are normalised onto the simplex.
+    laws of the tilted item posteriors) are moved onto the total by
+    :func:`condition_on_total`.
 
     Parameters
     ----------
@@ -390,13 +410,7 @@ def bayes_consistent(
         shifts.append(shift)
         means.append(mean / mean.sum())
         x = sample_counts(np.ones_like(mean), mean, var, per_point, rng)
-        totals = x.sum(axis=1, keepdims=True)
-        keep = totals[:, 0] > 0
-        if not np.all(keep):
-            warnings.warn("a posterior draw had no users; it was dropped", RuntimeWarning,
-                          stacklevel=2)  # fmt: skip
-            x, totals = x[keep], totals[keep]
-        samples.append(x / totals)
+        samples.append(condition_on_total(x, var, problem.n))
     info = dict(post.info)
     info["tilt_shift_sigma"] = [sh / problem.sigma_c for sh in shifts]
     info["seconds_posterior_means"] = time.perf_counter() - start
@@ -413,4 +427,12 @@ def bayes_consistent(
     )
 
 
-__all__ = ["bayes_consistent", "build_scale_model", "find_mode", "prepare", "sample_scale", "tilt"]
+__all__ = [
+    "bayes_consistent",
+    "build_scale_model",
+    "condition_on_total",
+    "find_mode",
+    "prepare",
+    "sample_scale",
+    "tilt",
+]
