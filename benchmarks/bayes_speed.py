@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -64,7 +65,10 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
         result = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(result.stdout.strip().splitlines()[-1]))
     frame = pd.DataFrame(rows)
-    write_csv(Path(args.out) / "bayes_speed.csv", frame)
+    frame["load_average_1min"] = os.getloadavg()[0]
+    frame["cpu_count"] = os.cpu_count()
+    frame["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_csv(Path(args.out) / f"bayes_speed_{args.method}.csv", frame)
     return frame
 
 
