@@ -176,16 +176,27 @@ def posterior_mean_direct(y, s: float, sigma_c: float, n: int, full: bool = Fals
     return out
 
 
-def _nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
+def spline_nodes(
+    y_min: float,
+    y_max: float,
+    sigma_c: float,
+    per_sigma: int = NODES_PER_SIGMA,
+    knee: float = 16.0,
+    growth: float = GEOMETRIC_STEP,
+) -> np.ndarray:
+    """Interpolation nodes covering ``[y_min, y_max]`` for functions smoothed by the noise.
+
+    ``per_sigma`` nodes per noise standard deviation up to ``knee`` standard deviations,
+    then geometrically spaced (relative step ``growth``), padded by two nodes each side.
+    """
     t_min, t_max = y_min / sigma_c, y_max / sigma_c
-    knee = 16.0
-    step = 1.0 / NODES_PER_SIGMA
+    step = 1.0 / per_sigma
     upper = min(t_max, knee)
     t = list(np.arange(t_min, upper, step)) if upper > t_min else []
     t.append(upper)
     if t_max > knee:
         start = max(knee, t_min)
-        count = math.ceil(math.log(t_max / start) / math.log1p(GEOMETRIC_STEP))
+        count = math.ceil(math.log(t_max / start) / math.log1p(growth))
         t.extend(np.geomspace(start, t_max, count + 1)[1:])
     t = np.unique(np.asarray(t))
     # Pad with two nodes on each side so the spline is well conditioned at the ends.
@@ -213,7 +224,7 @@ class PosteriorGrid:
 
     def __init__(self, s: float, sigma_c: float, n: int, y_min: float, y_max: float) -> None:
         self.s, self.sigma_c, self.n = s, sigma_c, n
-        self.nodes = _nodes(y_min, y_max, sigma_c)
+        self.nodes = spline_nodes(y_min, y_max, sigma_c)
         counts = _Counts.for_range(float(self.nodes.max()), sigma_c, n)
         sums = np.array([_log_sums(float(t), s, sigma_c, n, counts) for t in self.nodes])
         self.log_den = CubicSpline(self.nodes, sums[:, 0])
@@ -248,7 +259,7 @@ def posterior_mean(y, s: float, sigma_c: float, n: int) -> np.ndarray:
         :math:`g(y_v)`, in counts; divide by ``n`` for frequencies.
     """
     y = np.asarray(y, dtype=np.float64)
-    nodes = _nodes(float(y.min()), float(y.max()), sigma_c)
+    nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
     if y.size <= nodes.size:
         return posterior_mean_direct(y, s, sigma_c, n)
     return PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).mean(y)
@@ -257,7 +268,7 @@ def posterior_mean(y, s: float, sigma_c: float, n: int) -> np.ndarray:
 def log_marginal(y, s: float, sigma_c: float, n: int) -> float:
     """Log marginal likelihood :math:`\\sum_v \\log \\sum_x P_s(x) N(y_v; x, \\sigma_c)`."""
     y = np.asarray(y, dtype=np.float64)
-    nodes = _nodes(float(y.min()), float(y.max()), sigma_c)
+    nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
     if y.size <= nodes.size:
         counts = _Counts.for_range(float(y.max()), sigma_c, n)
         log_den = np.array([_log_sums(float(t), s, sigma_c, n, counts)[0] for t in y])

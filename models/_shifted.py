@@ -24,6 +24,8 @@ from numpy.polynomial import chebyshev as C
 from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
+from bayesldp.power import spline_nodes
+
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 EXACT_COUNTS = 256  # counts below this are their own cells
 GROWTH = 0.005  # relative cell width above them
@@ -74,21 +76,6 @@ def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
     return lm - logsumexp(lm)
 
 
-def _nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
-    t_min, t_max = y_min / sigma_c, y_max / sigma_c
-    step = 1.0 / NODES_PER_SIGMA
-    upper = min(t_max, KNEE_SIGMA)
-    t = list(np.arange(t_min, upper, step)) if upper > t_min else []
-    t.append(upper)
-    if t_max > KNEE_SIGMA:
-        start = max(KNEE_SIGMA, t_min)
-        count = math.ceil(math.log(t_max / start) / math.log1p(NODE_GROWTH))
-        t.extend(np.geomspace(start, t_max, count + 1)[1:])
-    t = np.unique(np.asarray(t))
-    pad = np.array([t[0] - 2 * step, t[0] - step, t[-1] + step, t[-1] + 2 * step])
-    return np.unique(np.concatenate([t, pad])) * sigma_c
-
-
 class ItemMoments:
     """Per-item log evidence and posterior moments under one prior, as splines in ``y``.
 
@@ -107,7 +94,7 @@ class ItemMoments:
     def __init__(
         self, grid: CountGrid, log_mass: np.ndarray, sigma_c: float, y_min: float, y_max: float
     ) -> None:
-        self.nodes = _nodes(y_min, y_max, sigma_c)
+        self.nodes = spline_nodes(y_min, y_max, sigma_c, NODES_PER_SIGMA, KNEE_SIGMA, NODE_GROWTH)
         self.lo, self.hi = float(self.nodes[0]), float(self.nodes[-1])
         x = grid.x
         lw = log_mass[None, :] - (x[None, :] - self.nodes[:, None]) ** 2 / (2 * sigma_c**2)

@@ -33,6 +33,7 @@ from bayesldp.models.power import (
     _seeds,
     convergence_info,
     sample_counts,
+    warn_at_bounds,
 )
 
 logger = logging.getLogger(__name__)
@@ -248,17 +249,8 @@ def sample_scale(
             RuntimeWarning,
             stacklevel=3,
         )
-    for draws_, (lo, hi), name in (
-        (s_draws, (s_lo, s_hi), "s_bounds"),
-        (u_draws, (u_lo, u_hi), "c_bounds"),
-    ):
-        width = hi - lo
-        if np.mean((draws_ < lo + 0.02 * width) | (draws_ > hi - 0.02 * width)) > 0.05:
-            warnings.warn(
-                f"the posterior piles up at an end of {name}; widen {name}",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+    warn_at_bounds(s_draws, (s_lo, s_hi), "s_bounds", stacklevel=4)
+    warn_at_bounds(u_draws, (u_lo, u_hi), "c_bounds (log scale)", stacklevel=4)
     info.update(
         {
             "mode": {"s": float(mode[0]), "c": float(math.exp(mode[1]))},

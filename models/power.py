@@ -76,6 +76,18 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
     return info
 
 
+def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) -> None:
+    """Warn when over 5% of the draws lie within 2% of an end of the prior's support."""
+    lo, hi = bounds
+    width = hi - lo
+    if np.mean((draws < lo + 0.02 * width) | (draws > hi - 0.02 * width)) > 0.05:
+        warnings.warn(
+            f"the posterior piles up at an end of {name} {tuple(bounds)}; widen {name}",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+
+
 def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
     """The PyMC model of the exponent (and zero weight) given the count estimates.
 
@@ -168,13 +180,7 @@ def sample_exponent(
         }
     )
     s_draws = idata.posterior["s"].values.ravel()
-    width = hi - lo
-    if np.mean((s_draws < lo + 0.02 * width) | (s_draws > hi - 0.02 * width)) > 0.05:
-        warnings.warn(
-            f"the posterior of s piles up at an end of its support {s_bounds}; widen s_bounds",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    warn_at_bounds(s_draws, (lo, hi), "s_bounds", stacklevel=4)
     pi_draws = idata.posterior["pi"].values.ravel() if zero_inflated else np.zeros_like(s_draws)
     info["s_mean"], info["s_sd"] = float(s_draws.mean()), float(s_draws.std())
     if zero_inflated:
