@@ -231,15 +231,16 @@ def chebyshev_fit(func, s_box, u_box, degree: int = 14) -> Chebyshev2D:
     return Chebyshev2D(coef, *s_box, *u_box, max_error=err)
 
 
-def chebval2d_tensor(a, b, coef: np.ndarray):
-    """Evaluate a 2-D Chebyshev series at scalar tensors ``a``, ``b`` in pytensor."""
+def chebval2d_tensor(a, b, coef):
+    """Evaluate a 2-D Chebyshev series at scalar tensors ``a``, ``b`` in pytensor.
+
+    ``coef`` is a square array, or a shared matrix (``pm.Data``) holding one.
+    """
     import pytensor.tensor as pt
 
     def terms(t, k):
-        out = [pt.ones_like(t), t]
-        for _ in range(2, k):
-            out.append(2 * t * out[-1] - out[-2])
-        return pt.stack(out[:k])
+        # T_j(t) = cos(j arccos t), see bayesldp.models._likelihood.chebval_tensor
+        return pt.cos(np.arange(k, dtype=np.float64) * pt.arccos(t * (1.0 - 1e-15)))
 
-    k = coef.shape[0]
+    k = coef.shape[0] if isinstance(coef, np.ndarray) else coef.get_value().shape[0]
     return pt.dot(terms(a, k), pt.dot(pt.as_tensor(coef), terms(b, k)))

@@ -20,7 +20,7 @@ import logging
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize
@@ -135,6 +135,34 @@ class ScaleModelSpec:
             self.mode[1] + self.chol[1, 0] * z0 + self.chol[1, 1] * z1,
         )
 
+    def z0_range(self) -> tuple[float, float]:
+        """The values of ``z0`` for which some ``z1`` gives a point of the region.
+
+        The region is the sampling box intersected with the prior's bounds on
+        ``(s, log c)``: a convex polygon, whose extent in ``z0`` two linear programs
+        find.
+        """
+        (s_lo, s_hi), (u_lo, u_hi) = self.s_bounds, self.u_bounds
+        (m0, m1), L = self.mode, self.chol
+        # rows: s <= s_hi, -s <= -s_lo, u <= u_hi, -u <= -u_lo, as A @ z <= b
+        A = np.array([[L[0, 0], 0.0], [-L[0, 0], 0.0], [L[1, 0], L[1, 1]], [-L[1, 0], -L[1, 1]]])
+        b = np.array([s_hi - m0, m0 - s_lo, u_hi - m1, m1 - u_lo])
+        box = [(-BOX_SD, BOX_SD)] * 2
+        ends = []
+        for sign in (1.0, -1.0):
+            res = optimize.linprog([sign, 0.0], A_ub=A, b_ub=b, bounds=box, method="highs")
+            if res.status != 0:
+                raise RuntimeError(f"no point of the sampling box is inside the bounds: {res}")
+            ends.append(float(res.x[0]))
+        return ends[0], ends[1]
+
+    def z1_range(self, z0, xp=np):
+        """The interval of ``z1`` inside the region, given ``z0`` (numbers or tensors)."""
+        (u_lo, u_hi), (m1, L) = self.u_bounds, (self.mode[1], self.chol)
+        lo = (u_lo - m1 - L[1, 0] * z0) / L[1, 1]
+        hi = (u_hi - m1 - L[1, 0] * z0) / L[1, 1]
+        return xp.maximum(lo, -BOX_SD), xp.minimum(hi, BOX_SD)
+
 
 def prepare(
     m: Measurement,
@@ -172,32 +200,74 @@ def build_scale_model(spec: ScaleModelSpec):
 
     .. math::
 
-        z &\sim \mathrm{Uniform}(-B, B)^2, \qquad
-        (s, \log c) = \hat\theta + L z \ \text{restricted to the prior's bounds},
+        (s, \log c) &= \hat\theta + L z, \qquad
+        z \sim \mathrm{Uniform}(R), \quad
+        R = [-B, B]^2 \cap \{z : s \in [s_{lo}, s_{hi}],\ \log c \in [u_{lo}, u_{hi}]\},
         \\
         \log p(\tilde f, \textstyle\sum x = n \mid s, c) &= G(s, c)
         \quad \text{(see :func:`bayesldp.models._shifted.log_target`)}
 
-    where :math:`\hat\theta` is the mode and :math:`L L^T` the Laplace covariance: a
-    flat prior on ``(s, log c)``, sampled in whitened coordinates.
+    where :math:`\hat\theta` is the mode and :math:`L L^T` the Laplace covariance (``L``
+    lower triangular): a flat prior on ``(s, log c)`` within the bounds, sampled in
+    whitened coordinates. The region is written as ``z0`` uniform on its extent and
+    ``z1`` uniform on the interval that ``z0`` leaves, each through PyMC's interval
+    transform, with a potential that cancels the conditional uniform's varying
+    density. NUTS therefore never meets a wall of zero density: with ``-inf`` outside
+    the bounds instead, posteriors near a bound of ``s`` gave hundreds of divergent
+    transitions.
     """
     import pymc as pm
+    import pytensor.tensor as pt
 
     problem, fit = spec.problem, spec.fit
-    (s_lo, s_hi), (u_lo, u_hi) = spec.s_bounds, spec.u_bounds
-    coords = {"item": np.arange(problem.y.size), "whitened": ["z_s", "z_c"]}
+    k = fit.coef.shape[0]
+    coords = {
+        "item": np.arange(problem.y.size),
+        "whitened": ["z_s", "z_c"],
+        "theta": ["s", "log_c"],
+        "theta_": ["s", "log_c"],
+        "end": ["lo", "hi"],
+        "cheb_s": np.arange(k),
+        "cheb_c": np.arange(k),
+    }
     with pm.Model(coords=coords) as model:
         pm.Data("count_estimate", problem.y, dims="item")
-        z = pm.Uniform("z", fit.s_lo, fit.s_hi, dims="whitened")
-        s_t, u_t = spec.to_theta(z[0], z[1])
-        s = pm.Deterministic("s", s_t)
+        # Everything that depends on the measurement enters as data (shared variables), not
+        # as constants: constants are folded into the compiled C code, so every new
+        # measurement would compile anew (about 10 s); with data the code is reused.
+        z0_ends = pm.Data("z_s_range", np.array(spec.z0_range()), dims="end")
+        u_ends = pm.Data("log_c_bounds", np.array(spec.u_bounds), dims="end")
+        data = replace(
+            spec,
+            mode=pm.Data("mode", spec.mode, dims="theta"),
+            chol=pm.Data("chol", spec.chol, dims=("theta", "theta_")),
+            u_bounds=(u_ends[0], u_ends[1]),
+        )
+        coef = pm.Data("chebyshev_coef", fit.coef, dims=("cheb_s", "cheb_c"))
+        lo0, hi0 = z0_ends[0], z0_ends[1]
+        z0 = pm.Uniform("z_s", lo0, hi0)
+        lo1, hi1 = data.z1_range(z0, xp=pt)
+        z1 = pm.Uniform("z_c", lo1, hi1)
+        # flat on the region: undo Uniform's -log(width) terms
+        pm.Potential("flat_prior", pt.log(hi1 - lo1) + pt.log(hi0 - lo0))
+        pm.Deterministic("z", pt.stack([z0, z1]), dims="whitened")
+        s_t, u_t = data.to_theta(z0, z1)
+        pm.Deterministic("s", s_t)
         log_c = pm.Deterministic("log_c", u_t)
         pm.Deterministic("c", pm.math.exp(log_c))
-        inside = (s >= s_lo) & (s <= s_hi) & (log_c >= u_lo) & (log_c <= u_hi)
-        a, b = fit.to_unit(z[0], z[1])
-        loglik = S.chebval2d_tensor(a, b, fit.coef)
-        pm.Potential("loglik", pm.math.switch(inside, loglik, -np.inf))
+        a, b = fit.to_unit(z0, z1)
+        pm.Potential("loglik", S.chebval2d_tensor(a, b, coef))
     return model
+
+
+def _initial_point(spec: ScaleModelSpec) -> dict[str, float]:
+    """The point of the region nearest the mode along each coordinate, kept off the edges."""
+    lo0, hi0 = spec.z0_range()
+    margin = 0.01 * (hi0 - lo0)
+    z0 = float(np.clip(0.0, lo0 + margin, hi0 - margin))
+    lo1, hi1 = spec.z1_range(z0)
+    margin = 0.01 * (hi1 - lo1)
+    return {"z_s": z0, "z_c": float(np.clip(0.0, lo1 + margin, hi1 - margin))}
 
 
 def sample_scale(
@@ -234,7 +304,7 @@ def sample_scale(
         idata = pm.sample(
             draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
             progressbar=progressbar, compute_convergence_checks=False,
-            initvals={"z": np.zeros(2)},
+            initvals=_initial_point(spec),
         )  # fmt: skip
     sampled = time.perf_counter()
     info = convergence_info(idata, ["s", "log_c"], chains, stacklevel=4)

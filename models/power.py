@@ -109,18 +109,23 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
     k = lik.coef.shape[1]
     coords = {"item": np.arange(d), "chebyshev": np.arange(k)}
     with pm.Model(coords=coords) as model:
+        # Everything that depends on the measurement enters as data (shared variables), not
+        # as constants: constants are folded into the compiled C code, so every new
+        # measurement would compile anew (about 10 s); with data the code is reused.
+        log_h = pm.Data("log_norm_coef", lik.log_h)
+        const = pm.Data("log_gauss_const", d * lik.log_gauss_const())
         s = pm.Uniform("s", lik.lo, lik.hi)
         t = lik.to_unit(s)
-        log_norm = L.chebval_tensor(t, pt.as_tensor(lik.log_h), k)
-        const = d * lik.log_gauss_const()
+        log_norm = L.chebval_tensor(t, log_h, k)
         if zero_inflated:
             pi = pm.Beta("pi", 1.0, 1.0)
             coef = pm.Data("coef", lik.coef, dims=("item", "chebyshev"))
             log_nonzero = pt.log1p(-pi) + L.chebval_tensor(t, coef, k) - log_norm
-            log_zero = pt.log(pi) + pt.as_tensor(-(y**2) / (2 * sigma_c**2))
+            zero = pm.Data("log_gauss_at_zero", -(y**2) / (2 * sigma_c**2), dims="item")
+            log_zero = pt.log(pi) + zero
             pm.Potential("loglik", pt.logaddexp(log_zero, log_nonzero).sum() + const)
         else:
-            total = pt.as_tensor(lik.coef.sum(axis=0))
+            total = pm.Data("coef_total", lik.coef.sum(axis=0))
             pm.Potential("loglik", L.chebval_tensor(t, total, k) - d * log_norm + const)
     return model
 

@@ -103,13 +103,72 @@ def test_model_log_density_matches_brute_force(rng):
     assert spec.fit.max_error < BC.MAX_ERROR
     model = BC.build_scale_model(spec)
     logp = model.compile_logp(jacobian=False)
-    b = BC.BOX_SD
-    for z in ([0.0, 0.0], [1.3, -0.7], [-2.0, 2.5], [4.0, 3.0]):
-        s, log_c = spec.to_theta(*z)
-        # PyMC's interval transform of each z, and the uniform prior's density
-        point = {"z_interval__": np.log(np.add(z, b)) - np.log(np.subtract(b, z))}
-        expected = brute_target(m, s, log_c) + 2 * stats.uniform.logpdf(0.0, -b, 2 * b)
-        assert float(logp(point)) == pytest.approx(expected, abs=2 * BC.MAX_ERROR)
+    lo0, hi0 = spec.z0_range()
+    for z0, z1 in ([0.0, 0.0], [1.3, -0.7], [-2.0, 2.5], [4.0, 3.0]):
+        s, log_c = spec.to_theta(z0, z1)
+        lo1, hi1 = spec.z1_range(z0)
+        assert lo0 < z0 < hi0 and lo1 < z1 < hi1
+        # PyMC's interval transform of each coordinate; the prior is flat on the region
+        point = {
+            "z_s_interval__": np.log(z0 - lo0) - np.log(hi0 - z0),
+            "z_c_interval__": np.log(z1 - lo1) - np.log(hi1 - z1),
+        }
+        assert float(logp(point)) == pytest.approx(brute_target(m, s, log_c), abs=2 * BC.MAX_ERROR)
+
+
+# Regions where the prior's bounds cut the sampling box (mode at (s, log c) = (2, 0),
+# Laplace correlation 0.97, so the bound on log c slants across the whitened box).
+REGION_CASES = [
+    # (s_bounds, u_bounds): what it exercises
+    ((0.5, 4.0), (-10.0, 10.0)),  # bounds far outside the box: the region is the box
+    ((1.8, 2.3), (-10.0, 10.0)),  # s bounds cut z0 on both sides
+    ((0.5, 4.0), (-0.05, 0.4)),  # a narrow log c band, slanted by the correlation
+    ((2.0, 4.0), (0.0, 10.0)),  # mode on the corner of both bounds
+]
+
+
+@pytest.mark.parametrize(("s_bounds", "u_bounds"), REGION_CASES)
+def test_sampling_region_matches_brute_force(s_bounds, u_bounds):
+    cov = np.array([[0.08, 0.0554], [0.0554, 0.0416]])
+    spec = BC.ScaleModelSpec(
+        problem=None, mode=np.array([2.0, 0.0]), cov=cov, chol=np.linalg.cholesky(cov),
+        fit=None, s_bounds=s_bounds, u_bounds=u_bounds,
+    )  # fmt: skip
+    # brute force: a fine grid of the box, kept where (s, log c) is inside the bounds
+    g = np.linspace(-BC.BOX_SD, BC.BOX_SD, 1201)
+    z0, z1 = np.meshgrid(g, g, indexing="ij")
+    s, u = spec.to_theta(z0, z1)
+    inside = (s >= s_bounds[0]) & (s <= s_bounds[1]) & (u >= u_bounds[0]) & (u <= u_bounds[1])
+    rows = inside.any(axis=1)
+    lo0, hi0 = spec.z0_range()
+    step = g[1] - g[0]
+    assert lo0 == pytest.approx(g[rows].min(), abs=step)
+    assert hi0 == pytest.approx(g[rows].max(), abs=step)
+    for i in np.flatnonzero(rows)[:: max(1, rows.sum() // 25)]:
+        lo1, hi1 = spec.z1_range(g[i])
+        assert lo1 <= hi1
+        assert lo1 == pytest.approx(g[inside[i]].min(), abs=step)
+        assert hi1 == pytest.approx(g[inside[i]].max(), abs=step)
+    start = BC._initial_point(spec)
+    s0, u0 = spec.to_theta(start["z_s"], start["z_c"])
+    assert s_bounds[0] < s0 < s_bounds[1] and u_bounds[0] < u0 < u_bounds[1]
+
+
+def test_no_divergences_with_posterior_near_a_bound(rng):
+    """A bound of s about 2 posterior sds from the mode: no wall for NUTS to hit."""
+    m = measurement(rng, d=200, n=100_000, eps=1.0, s=1.4)
+    spec = BC.prepare(m)
+    sd = math.sqrt(spec.cov[0, 0])
+    s_bounds = (0.5, float(spec.mode[0] + 2 * sd))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        post, _ = BC.sample_scale(
+            m, s_bounds=s_bounds, c_bounds=(0.01, 1e4), draws=300, tune=300, chains=2,
+            random_seed=5, progressbar=False,
+        )  # fmt: skip
+    assert post.info["divergences"] == 0
+    assert not any("divergent" in str(w.message) for w in caught)
+    assert post.s.max() <= s_bounds[1]
 
 
 def test_scale_posterior_matches_quadrature(rng):

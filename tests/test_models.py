@@ -215,3 +215,58 @@ def test_bayes_speed_case_runs():
         warnings.simplefilter("ignore", RuntimeWarning)
         row = speed.run_case(64, "bayes-power", 0, n=20_000, draws=100, tune=100)
     assert row["seconds_total"] > 0 and row["d"] == 64
+
+
+def _compiled_constants(model) -> list[tuple]:
+    """The constants of the compiled log density and gradient (what goes into C code)."""
+    from pytensor.graph.basic import Constant
+
+    fn = model.logp_dlogp_function(ravel_inputs=True)  # what NUTS compiles
+    graph = fn._pytensor_function.maker.fgraph
+    constants = [v for v in graph.variables if isinstance(v, Constant)]
+    return sorted((str(v.type), np.asarray(v.data).tobytes()) for v in constants)
+
+
+@pytest.mark.parametrize("which", ["bayes-power", "bayes-power-zi", "bayes-consistent"])
+def test_compiled_graph_does_not_depend_on_the_measurement(which, rng):
+    # Constants are folded into PyTensor's generated C code, so a model that embeds the
+    # measurement compiles anew for every measurement (~10 s each, and the compile cache
+    # grows without bound); measurement-dependent arrays must enter as pm.Data.
+    from bayesldp.models import consistent as BC
+
+    def build(m):
+        if which == "bayes-consistent":
+            return BC.build_scale_model(BC.prepare(m))
+        return BP.build_model(m, L.build(m, 0.5, 4.0), which == "bayes-power-zi")
+
+    first, second = (small_measurement(rng, s=s) for s in (1.2, 1.8))
+    assert not np.allclose(first.estimates, second.estimates)
+    assert _compiled_constants(build(first)) == _compiled_constants(build(second))
+
+
+def test_chebyshev_tensors_match_numpy_with_finite_gradients_at_the_ends(rng):
+    import pytensor
+    import pytensor.tensor as pt
+    from numpy.polynomial import chebyshev as C
+
+    from bayesldp.models import _shifted as S
+
+    coef1, coef2 = rng.normal(size=25), rng.normal(size=(14, 14))
+    t, u = pt.dscalar("t"), pt.dscalar("u")
+    one = L.chebval_tensor(t, pt.as_tensor(coef1), 25)
+    two = S.chebval2d_tensor(t, u, coef2)
+    f = pytensor.function([t, u], [one, two, pytensor.grad(one, t), *pytensor.grad(two, [t, u])])
+    # (t is shrunk by 1e-15 inside, which moves values near the ends by up to ~k^2 1e-15)
+    for a, b, tol in (
+        [-1.0, 1.0, 1e-10],
+        [1.0, -1.0, 1e-10],
+        [0.3, -0.77, 1e-10],
+        [-0.999, 0, 1e-10],
+    ):
+        v1, v2, *grads = f(a, b)
+        assert v1 == pytest.approx(C.chebval(a, coef1), abs=tol)
+        assert v2 == pytest.approx(C.chebval2d(a, b, coef2), abs=tol)
+        assert np.isfinite(grads).all()
+    _, _, g1, g2t, _ = f(0.3, -0.77)
+    assert g1 == pytest.approx(C.chebval(0.3, C.chebder(coef1)), rel=1e-6)
+    assert g2t == pytest.approx(C.chebval2d(0.3, -0.77, C.chebder(coef2, axis=0)), rel=1e-6)

@@ -80,7 +80,14 @@ def run_from_args(args: argparse.Namespace, names: list[str] | None = None) -> i
     from tqdm import tqdm
 
     from bayesldp.experiments.plots import plot
-    from bayesldp.experiments.runner import close_client, combine, make_client, prepare, run_tasks
+    from bayesldp.experiments.runner import (
+        close_client,
+        combine,
+        make_client,
+        prepare,
+        run_tasks,
+        saved_config,
+    )
 
     if names is None:
         if args.name == "list":
@@ -94,11 +101,13 @@ def run_from_args(args: argparse.Namespace, names: list[str] | None = None) -> i
     out = Path(args.out)
     configs = _configs(names, args)
     if args.plot_only:
-        # combine the parts that exist (e.g. of a run still going or stopped), then plot
+        # combine the parts that exist (e.g. of a run still going or stopped), then plot;
+        # the grid is the one the folder was run with, not this command line's defaults
         for config in configs:
             folder = out / config.experiment
             if not (folder / "parts").is_dir():
                 continue
+            config = saved_config(folder) or config
             results = combine(config, folder)
             plot(config.experiment, folder)
             print(f"{config.experiment}: {len(results)} rows, plotted {folder / 'figure.png'}")

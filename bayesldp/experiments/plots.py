@@ -36,6 +36,33 @@ LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
 RIGHT_FIRST = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
 
 
+# Every method keeps one colour and marker in every panel and figure: the first ten in
+# tab10 with circles, the rest in Dark2 with squares, bayes-consistent in black.
+# ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and open markers, so agreement
+# shows as overlap.
+FIRST_TEN = (*LEFT, *RIGHT_FIRST[1:5])
+EXTRA = ("power", "power-ns", "cls", "mle", "ibu", "oue-zero", "bayes-power", "bayes-power-zi")
+
+
+def method_style(method: str) -> dict:
+    """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy."""
+    from matplotlib import colormaps
+
+    base, _, backend = method.partition("@")
+    if base in FIRST_TEN:
+        color, marker = colormaps["tab10"](FIRST_TEN.index(base)), "o"
+    elif base in EXTRA:
+        color, marker = colormaps["Dark2"](EXTRA.index(base)), "s"
+    elif base == "bayes-consistent":
+        color, marker = "black", "D"
+    else:  # an unlisted method: a stable slot from its name
+        color, marker = colormaps["tab20b"](sum(map(ord, base)) % 20), "^"
+    style = {"color": color, "marker": marker, "ms": 3.5, "lw": 1.2}
+    if backend:
+        style.update(ls="--", mfc="none", ms=7, lw=1.0)
+    return style
+
+
 def _panels(methods) -> tuple[list[str], list[str]]:
     methods = list(dict.fromkeys(methods))
     left = [m for m in LEFT if m in methods]
@@ -58,7 +85,7 @@ def _lines(ax, frame, x, methods, logy=True, logx=False):
         sub = frame[frame["method"] == m].sort_values(x)
         if sub.empty:
             continue
-        ax.plot(sub[x], sub["value"], marker="o", ms=3, lw=1.2, label=m)
+        ax.plot(sub[x], sub["value"], label=m, **method_style(m))
     if logy:
         ax.set_yscale("log")
     if logx:
@@ -229,7 +256,8 @@ def _plot_bv(results, folder):
             ax = axes[i, j]
             for m in methods:
                 sub = table[table["method"] == m]
-                ax.plot(sub["rank"], sub[what], lw=1, label=m)
+                style = {**method_style(m), "marker": None, "lw": 1}
+                ax.plot(sub["rank"], sub[what], label=m, **style)
             ax.set_xscale("log")
             if what == "variance":
                 ax.set_yscale("log")

@@ -344,6 +344,17 @@ def prepare(config: Config, out: Path, restart: bool = False) -> tuple[Path, lis
     return folder, tasks
 
 
+def saved_config(folder: Path) -> Config | None:
+    """The configuration ``folder`` was last run with (its ``config.json``), or None."""
+    stamp = Path(folder) / "config.json"
+    if not stamp.exists():
+        return None
+    data = json.loads(stamp.read_text())["config"]
+    for key in ("datasets", "epsilons", "methods"):
+        data[key] = tuple(data[key])
+    return Config(**data)
+
+
 def combine(config: Config, folder: Path, elapsed: float | None = None) -> pd.DataFrame:
     """Combine the parts into ``results.csv`` and write ``metadata.json``."""
     wanted = {t.key for t in make_tasks(config)}
