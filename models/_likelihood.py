@@ -112,6 +112,19 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
     return ChebyshevLikelihood(coef, log_h, lo, hi, y, sigma_c, m.n, err)
 
 
+def chebyshev_basis_tensor(t, degree: int):
+    """The vector ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
+
+    Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
+    recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk
+    by 1e-15 so that arccos's derivative stays finite at the ends of the interval.
+    """
+    import pytensor.tensor as pt
+
+    theta = pt.arccos(t * (1.0 - 1e-15))
+    return pt.cos(np.arange(degree, dtype=np.float64) * theta)
+
+
 def chebval_tensor(t, coef, degree: int):
     """Evaluate a Chebyshev series in pytensor: ``sum_k coef[..., k] T_k(t)``.
 
@@ -119,8 +132,4 @@ def chebval_tensor(t, coef, degree: int):
     """
     import pytensor.tensor as pt
 
-    # T_k(t) = cos(k arccos t): one small vectorised graph (the three-term recurrence
-    # unrolls into a fused C loop whose compilation took seconds); t is shrunk by 1e-15 so
-    # that arccos's derivative stays finite at the ends of the interval.
-    theta = pt.arccos(t * (1.0 - 1e-15))
-    return pt.dot(coef, pt.cos(np.arange(degree, dtype=np.float64) * theta))
+    return pt.dot(coef, chebyshev_basis_tensor(t, degree))

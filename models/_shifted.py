@@ -238,9 +238,7 @@ def chebval2d_tensor(a, b, coef):
     """
     import pytensor.tensor as pt
 
-    def terms(t, k):
-        # T_j(t) = cos(j arccos t), see bayesldp.models._likelihood.chebval_tensor
-        return pt.cos(np.arange(k, dtype=np.float64) * pt.arccos(t * (1.0 - 1e-15)))
+    from bayesldp.models._likelihood import chebyshev_basis_tensor as basis
 
     k = coef.shape[0] if isinstance(coef, np.ndarray) else coef.get_value().shape[0]
-    return pt.dot(terms(a, k), pt.dot(pt.as_tensor(coef), terms(b, k)))
+    return pt.dot(basis(a, k), pt.dot(pt.as_tensor(coef), basis(b, k)))

@@ -319,6 +319,9 @@ def _versions() -> dict[str, str]:
     return out
 
 
+STAMP = "config.json"  # written by prepare: the configuration a folder's parts belong to
+
+
 def prepare(config: Config, out: Path, restart: bool = False) -> tuple[Path, list[Task]]:
     """Create ``out/NAME``; return its folder and the tasks not yet done.
 
@@ -328,28 +331,32 @@ def prepare(config: Config, out: Path, restart: bool = False) -> tuple[Path, lis
     folder = Path(out) / config.experiment
     parts = folder / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    stamp = folder / "config.json"
-    if stamp.exists():
-        old = json.loads(stamp.read_text()).get("digest")
-        if old != config.digest():
-            if not restart:
-                raise ValueError(
-                    f"out: {folder} holds results of another configuration; "
-                    "use another --out or --restart"
-                )
-            for f in parts.glob("*.csv"):
-                f.unlink()
-    write_json(stamp, {"digest": config.digest(), "config": asdict(config)})
+    stamp = _read_stamp(folder)
+    if stamp is not None and stamp.get("digest") != config.digest():
+        if not restart:
+            raise ValueError(
+                f"out: {folder} holds results of another configuration; "
+                "use another --out or --restart"
+            )
+        for f in parts.glob("*.csv"):
+            f.unlink()
+    write_json(folder / STAMP, {"digest": config.digest(), "config": asdict(config)})
     tasks = [t for t in make_tasks(config) if not (parts / f"{t.key}.csv").exists()]
     return folder, tasks
 
 
+def _read_stamp(folder: Path) -> dict | None:
+    """The ``config.json`` that :func:`prepare` wrote in ``folder`` (digest and config)."""
+    stamp = Path(folder) / STAMP
+    return json.loads(stamp.read_text()) if stamp.exists() else None
+
+
 def saved_config(folder: Path) -> Config | None:
     """The configuration ``folder`` was last run with (its ``config.json``), or None."""
-    stamp = Path(folder) / "config.json"
-    if not stamp.exists():
+    stamp = _read_stamp(folder)
+    if stamp is None:
         return None
-    data = json.loads(stamp.read_text())["config"]
+    data = stamp["config"]
     for key in ("datasets", "epsilons", "methods"):
         data[key] = tuple(data[key])
     return Config(**data)
