@@ -1,4 +1,5 @@
-"""Atomic file output: a result file is either complete or absent, never half-written."""
+"""Output: result files written atomically (complete or absent, never half-written), and
+Markdown tables of results for scripts to print."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_open", "write_csv", "write_json"]
+__all__ = ["atomic_open", "markdown_table", "write_csv", "write_json"]
 
 
 @contextlib.contextmanager
@@ -47,3 +48,16 @@ def write_csv(path: str | os.PathLike, frame) -> None:
     """Write a pandas DataFrame as CSV, atomically."""
     with atomic_open(path) as fh:
         frame.to_csv(fh, index=False)
+
+
+def markdown_table(frame) -> str:
+    """A pandas DataFrame as a Markdown table, floats to 3 significant digits."""
+    import numpy as np
+
+    cells = [
+        [f"{v:.3g}" if isinstance(v, float | np.floating) else str(v) for v in row]
+        for row in frame.itertuples(index=False)
+    ]
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    return "\n".join(lines)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesldp.io import write_csv
+from bayesldp.io import markdown_table, write_csv
 
 #: (first, second): "is first better than second?" The cvxpy rows check that the exact
 #: convex programs and the closed forms give the same estimates' errors.
@@ -108,17 +108,6 @@ def methods(results: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["dataset", "epsilon", "rank"]).reset_index(drop=True)
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """A Markdown table (floats to 3 significant digits)."""
-    cells = [
-        [f"{v:.3g}" if isinstance(v, float | np.floating) else str(v) for v in row]
-        for row in table.itertuples(index=False)
-    ]
-    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
-
-
 def main(args: list[str] | None = None) -> int:
     """Write bayes_pairs.csv and bayes_methods.csv next to the grid's results.csv."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -133,9 +122,9 @@ def main(args: list[str] | None = None) -> int:
     per_method = methods(results)
     write_csv(folder / "bayes_pairs.csv", paired)
     write_csv(folder / "bayes_methods.csv", per_method)
-    print(markdown(paired))
+    print(markdown_table(paired))
     print()
-    print(markdown(per_method))
+    print(markdown_table(per_method))
     return 0
 
 

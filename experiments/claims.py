@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesldp.io import write_csv
+from bayesldp.io import markdown_table, write_csv
 
 
 def _load(folder: Path, name: str) -> pd.DataFrame | None:
@@ -87,14 +87,6 @@ def claims(out: Path, calibrate: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["claim", "dataset", "epsilon", "paper", "ours"])
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """A Markdown table (numbers to 3 significant digits)."""
-    cells = [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row] for row in table.values]
-    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
-
-
 def main(args: list[str] | None = None) -> int:
     """Compute the claims table from saved results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -104,7 +96,7 @@ def main(args: list[str] | None = None) -> int:
     out = Path(ns.out)
     table = claims(out, Path(ns.calibrate) if ns.calibrate else None)
     write_csv(out / "claims.csv", table)
-    print(markdown(table))
+    print(markdown_table(table))
     return 0
 
 

@@ -339,3 +339,17 @@ def test_bayes_grid_summary_counts_paired_wins_and_sampler_warnings(tmp_path, ca
     assert list(per["rank"]) == [1, 2, 3, 4] and per["median_seconds"].eq(1.5).all()
     with pytest.raises(SystemExit):
         script.main(["--out", str(tmp_path / "nothing")])
+
+
+def test_markdown_table_rounds_floats_and_keeps_the_rest():
+    from bayesldp.io import markdown_table
+
+    frame = pd.DataFrame(
+        {"method": ["norm-sub", "power"], "mse": [4.8123e-7, 0.123456], "runs": [30, 7]}
+    )
+    assert markdown_table(frame).splitlines() == [
+        "| method | mse | runs |",
+        "|---|---|---|",
+        "| norm-sub | 4.81e-07 | 30 |",
+        "| power | 0.123 | 7 |",
+    ]
