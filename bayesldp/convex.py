@@ -73,7 +73,7 @@ import numpy as np
 
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.methods import _likelihood
+from bayesldp.methods import likelihood_kind
 
 __all__ = [
     "DEFAULT_SOLVER",
@@ -365,7 +365,7 @@ def mle(
     tol, max_iter, verbose, solver_options
         As in :func:`cls`.
     """
-    kind = _likelihood(m, likelihood)
+    kind = likelihood_kind(m, likelihood)
     w1 = m.support_counts / m.n
     scale = _apx_scale(m)
     f, total, nonneg = _simplex(m.domain_size)
@@ -403,7 +403,7 @@ def objective(method: str, m: Measurement, f: np.ndarray, likelihood: str = "aut
     if method == "mle-apx":
         return float(np.sum((f - m.estimates) ** 2 / (1 + _apx_kappa(m) * f)))
     if method == "mle":
-        kind = _likelihood(m, likelihood)
+        kind = likelihood_kind(m, likelihood)
         w1 = m.support_counts / m.n
         pi = m.q + (m.p - m.q) * f
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -424,7 +424,7 @@ def gradient(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto
         x = (f - m.estimates) / (1 + kappa * f)
         return 2 * x - kappa * x**2
     if method == "mle":
-        kind = _likelihood(m, likelihood)
+        kind = likelihood_kind(m, likelihood)
         w1 = m.support_counts / m.n
         pq = m.p - m.q
         pi = m.q + pq * f

@@ -19,14 +19,21 @@ import numpy as np
 from scipy import optimize
 from scipy.stats import norm as _normal
 
-from bayesldp import power as _power
+from bayesldp import calibrate
 from bayesldp._validation import check_choice, check_estimates
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BACKENDS", "METHODS", "postprocess", "project_simplex", "shift_to_total"]
+__all__ = [
+    "BACKENDS",
+    "METHODS",
+    "likelihood_kind",
+    "postprocess",
+    "project_simplex",
+    "shift_to_total",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -284,7 +291,12 @@ def mle_apx(m: Measurement, max_iter: int | None = None) -> Estimate:
     raise RuntimeError(f"mle-apx did not converge in {limit} iterations")
 
 
-def _likelihood(m: Measurement, likelihood: str) -> str:
+def likelihood_kind(m: Measurement, likelihood: str) -> str:
+    """The support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
+
+    ``"auto"`` picks multinomial for GRR and binomial otherwise; ``"multinomial"`` is
+    refused for an oracle whose cell probabilities do not sum to one.
+    """
     check_choice(likelihood, ("auto", "multinomial", "binomial"), "likelihood")
     if likelihood == "auto":
         return "multinomial" if m.oracle == "GRR" else "binomial"
@@ -310,7 +322,7 @@ def mle(m: Measurement, likelihood: str = "auto") -> Estimate:
     likelihood : {"auto", "multinomial", "binomial"}
         ``auto`` picks multinomial for GRR and binomial otherwise.
     """
-    kind = _likelihood(m, likelihood)
+    kind = likelihood_kind(m, likelihood)
     c = m.support_counts.astype(np.float64)
     n, p, q = m.n, m.p, m.q
     pq = p - q
@@ -398,7 +410,7 @@ def ibu(
     accelerate : bool, default True
         Use SQUAREM; ``False`` runs the classic IBU iteration.
     """
-    kind = _likelihood(m, likelihood)
+    kind = likelihood_kind(m, likelihood)
     c = m.support_counts.astype(np.float64)
     args = (c, m.n, m.p, m.q, kind)
     f = np.full(m.domain_size, 1.0 / m.domain_size)
@@ -469,12 +481,12 @@ def power(
     y = m.estimates * n
     if s is None:
         if fit == "mean":
-            s = _power.fit_exponent_mean(float(y.mean()), n, s_max=s_max)
+            s = calibrate.fit_exponent_mean(float(y.mean()), n, s_max=s_max)
         else:
-            s = _power.fit_exponent_mle(y, sigma_c, n, s_max=s_max)
+            s = calibrate.fit_exponent_mle(y, sigma_c, n, s_max=s_max)
     elif not (math.isfinite(s) and s >= 0):
         raise ValueError(f"s must be a finite number >= 0, got {s!r}")
-    f = _power.posterior_mean(y, float(s), sigma_c, n) / n
+    f = calibrate.posterior_mean(y, float(s), sigma_c, n) / n
     return _estimate(m, "power", f, s=float(s), fit=fit if s is not None else "given")
 
 
@@ -511,8 +523,8 @@ _NUMPY_METHODS: dict[str, Callable[..., Estimate]] = {
 
 #: Methods living in modules with heavy dependencies, imported on first use.
 _LAZY_METHODS: dict[str, str] = {
-    "bayes-power": "bayesldp.models.power:bayes_power",
-    "bayes-power-zi": "bayesldp.models.power:bayes_power_zi",
+    "bayes-power": "bayesldp.models.calibrate:bayes_power",
+    "bayes-power-zi": "bayesldp.models.calibrate:bayes_power_zi",
     "bayes-consistent": "bayesldp.models.consistent:bayes_consistent",
 }
 

@@ -388,7 +388,9 @@ class SS(FrequencyOracle):
         others = others + (others >= v[:, None])
         include = rng.random(v.size) < self.p
         others[include, 0] = v[include]  # own value plus k - 1 others
-        return others.astype(np.int64)
+        # The report is the *set*: sorted, so that slot order carries no information
+        # (with the own value in slot 0 the report was not eps-LDP).
+        return np.sort(others, axis=1).astype(np.int64)
 
     def support_counts(self, reports) -> np.ndarray:
         r = np.asarray(reports)

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
+from bayesldp import calibrate as P
 from bayesldp import datasets
-from bayesldp import power as P
 from bayesldp.io import write_csv, write_json
 
 LINEAR_METHODS = (

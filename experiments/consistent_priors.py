@@ -2,7 +2,7 @@
 
 For each repetition (Zipf, OUE, the papers' setting by default) the parameters of each
 prior family are set to the mode of the log target that ``bayes-consistent`` samples
-(:func:`bayesldp.models._shifted.log_target`: the items' evidence plus the normal term
+(:func:`bayesldp.models.lomax.log_target`: the items' evidence plus the normal term
 for the known total), then the counts are conditioned on the total by exponential
 tilting and the tilted posterior means are scored against the truth:
 
@@ -37,7 +37,7 @@ from tqdm import tqdm
 import bayesldp
 from bayesldp import datasets, metrics
 from bayesldp.io import write_csv
-from bayesldp.models import _shifted as S
+from bayesldp.models import lomax as S
 
 PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")

@@ -27,12 +27,12 @@ from scipy import optimize
 
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.models import _shifted as S
-from bayesldp.models.power import (
-    _check_sampler_args,
-    _seeds,
+from bayesldp.models import lomax as S
+from bayesldp.models.sampling import (
+    check_sampler_args,
     convergence_info,
     sample_counts,
+    seeds,
     warn_at_bounds,
 )
 
@@ -70,7 +70,7 @@ def _check_bounds(bounds, name: str, positive: bool) -> tuple[float, float]:
 def find_mode(problem: S.Problem, s_bounds, u_bounds) -> tuple[np.ndarray, np.ndarray]:
     """Mode of the parameters' log target and its Laplace covariance.
 
-    The target is :func:`bayesldp.models._shifted.log_target` under the flat prior on
+    The target is :func:`bayesldp.models.lomax.log_target` under the flat prior on
     ``(s, log c)`` within the bounds. The covariance is the inverse of the negative
     Hessian (central differences); a mode on a bound gets that bound's full width.
     """
@@ -205,7 +205,7 @@ def build_scale_model(spec: ScaleModelSpec):
         R = [-B, B]^2 \cap \{z : s \in [s_{lo}, s_{hi}],\ \log c \in [u_{lo}, u_{hi}]\},
         \\
         \log p(\tilde f, \textstyle\sum x = n \mid s, c) &= G(s, c)
-        \quad \text{(see :func:`bayesldp.models._shifted.log_target`)}
+        \quad \text{(see :func:`bayesldp.models.lomax.log_target`)}
 
     where :math:`\hat\theta` is the mode and :math:`L L^T` the Laplace covariance (``L``
     lower triangular): a flat prior on ``(s, log c)`` within the bounds, sampled in
@@ -292,8 +292,8 @@ def sample_scale(
     """
     import pymc as pm
 
-    _check_sampler_args(draws, tune, chains)
-    seed, rng = _seeds(random_seed)
+    check_sampler_args(draws, tune, chains)
+    seed, rng = seeds(random_seed)
     start = time.perf_counter()
     spec = prepare(m, s_bounds, c_bounds, degrees)
     problem, fit, mode, cov = spec.problem, spec.fit, spec.mode, spec.cov

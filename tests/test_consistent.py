@@ -17,8 +17,8 @@ from tests.helpers import zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
-from bayesldp.models import _shifted as S  # noqa: E402
 from bayesldp.models import consistent as BC  # noqa: E402
+from bayesldp.models import lomax as S  # noqa: E402
 
 FAST = {"draws": 200, "tune": 200, "chains": 2, "exponent_points": 4, "n_draws": 400}
 

@@ -11,8 +11,8 @@ import pytest
 from scipy.stats import norm as normal
 
 import bayesldp
+from bayesldp import calibrate as P
 from bayesldp import methods as M
-from bayesldp import power as P
 from tests.helpers import toy_measurement, zipf_frequencies
 
 # ---------------------------------------------------------------------------

@@ -16,8 +16,8 @@ from tests.helpers import load_script, zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
-from bayesldp.models import _likelihood as L  # noqa: E402
-from bayesldp.models import power as BP  # noqa: E402
+from bayesldp.models import calibrate as BP  # noqa: E402
+from bayesldp.models import chebyshev as L  # noqa: E402
 
 FAST = {"draws": 200, "tune": 200, "chains": 2, "exponent_points": 4, "n_draws": 400}
 
@@ -249,7 +249,7 @@ def test_chebyshev_tensors_match_numpy_with_finite_gradients_at_the_ends(rng):
     import pytensor.tensor as pt
     from numpy.polynomial import chebyshev as C
 
-    from bayesldp.models import _shifted as S
+    from bayesldp.models import lomax as S
 
     coef1, coef2 = rng.normal(size=25), rng.normal(size=(14, 14))
     t, u = pt.dscalar("t"), pt.dscalar("u")

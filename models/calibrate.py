@@ -3,7 +3,7 @@
 Calibrate (Jia and Gong 2019) plugs a point estimate of the exponent into the
 posterior mean. Here the exponent gets a prior and is sampled with NUTS; each item's
 count is marginalised exactly over all counts ``1..n`` (see
-:mod:`bayesldp.models._likelihood`), and the frequency estimate is the posterior mean
+:mod:`bayesldp.models.chebyshev`), and the frequency estimate is the posterior mean
 averaged over the posterior of the exponent.
 """
 
@@ -12,80 +12,23 @@ from __future__ import annotations
 import logging
 import math
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp import power as P
+from bayesldp import calibrate as P
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.models import _likelihood as L
+from bayesldp.models import chebyshev as L
+from bayesldp.models.sampling import (
+    check_sampler_args,
+    convergence_info,
+    sample_counts,
+    seeds,
+    warn_at_bounds,
+)
 
 logger = logging.getLogger(__name__)
-
-#: Convergence thresholds behind the warnings.
-RHAT_MAX = 1.01
-ESS_MIN_PER_CHAIN = 100
-
-
-def _seeds(random_seed) -> tuple[int, np.random.Generator]:
-    if isinstance(random_seed, np.random.Generator):
-        rng = random_seed
-    elif random_seed is None or (
-        isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool)
-    ):
-        rng = np.random.default_rng(random_seed)
-    else:
-        raise ValueError(f"random_seed must be an int, None or a Generator, got {random_seed!r}")
-    return int(rng.integers(2**31 - 1)), rng
-
-
-def _check_sampler_args(draws: int, tune: int, chains: int) -> None:
-    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
-def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
-    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor."""
-    import arviz as az
-
-    rhat = az.rhat(idata, var_names=names)
-    ess = az.ess(idata, var_names=names)
-    divergences = int(idata.sample_stats["diverging"].sum())
-    info = {
-        "r_hat": {k: float(rhat[k]) for k in names},
-        "ess_bulk": {k: float(ess[k]) for k in names},
-        "divergences": divergences,
-    }
-    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
-    problems += [
-        f"ess_bulk({k}) = {v:.0f}"
-        for k, v in info["ess_bulk"].items()
-        if v < ESS_MIN_PER_CHAIN * chains
-    ]
-    if divergences:
-        problems.append(f"{divergences} divergent transitions")
-    if problems:
-        warnings.warn(
-            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
-            RuntimeWarning,
-            stacklevel=stacklevel,
-        )
-    return info
-
-
-def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) -> None:
-    """Warn when over 5% of the draws lie within 2% of an end of the prior's support."""
-    lo, hi = bounds
-    width = hi - lo
-    if np.mean((draws < lo + 0.02 * width) | (draws > hi - 0.02 * width)) > 0.05:
-        warnings.warn(
-            f"the posterior piles up at an end of {name} {tuple(bounds)}; widen {name}",
-            RuntimeWarning,
-            stacklevel=stacklevel,
-        )
 
 
 def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
@@ -156,9 +99,9 @@ def sample_exponent(
     """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence."""
     import pymc as pm
 
-    _check_sampler_args(draws, tune, chains)
+    check_sampler_args(draws, tune, chains)
     lo, hi = (float(b) for b in s_bounds)
-    seed, rng = _seeds(random_seed)
+    seed, rng = seeds(random_seed)
     start = time.perf_counter()
     lik = L.build(m, lo, hi, degree)
     built = time.perf_counter()
@@ -229,16 +172,6 @@ def item_moments(
     return w1, mean, var
 
 
-def sample_counts(
-    w1: np.ndarray, mean: np.ndarray, var: np.ndarray, size: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``."""
-    var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
-    shape, scale = mean**2 / var, var / mean
-    x = rng.gamma(shape, scale, size=(size, mean.size))
-    return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
-
-
 def _posterior_mean_estimate(
     m: Measurement, post: ExponentPosterior, name: str, points: int, n_draws: int, rng
 ) -> Estimate:
@@ -273,6 +206,7 @@ def bayes_power(
     progressbar: bool = False,
     exponent_points: int = 8,
     n_draws: int = 1000,
+    zero_inflated: bool = False,
 ) -> Estimate:
     """Bayesian Calibrate: posterior mean under a power-law prior with unknown exponent.
 
@@ -283,10 +217,15 @@ def bayes_power(
         n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2),
 
     :math:`f'_v = \\mathbb E[x_v \\mid \\tilde f] / n`, averaging over the posterior of
-    ``s`` (sampled with NUTS; counts summed out exactly).
+    ``s`` (sampled with NUTS; counts summed out exactly). With ``zero_inflated`` the
+    prior also has a point mass :math:`\\pi \\sim \\mathrm{Beta}(1, 1)` at count 0
+    (``bayes-power-zi``): Calibrate's prior gives every item at least one user, while
+    many items of a large domain can have none.
 
     Parameters
     ----------
+    m : Measurement
+        The oracle output.
     draws, tune, chains : int
         NUTS settings (chains run one after another).
     s_bounds : (float, float)
@@ -301,6 +240,8 @@ def bayes_power(
     n_draws : int
         Posterior draws of the frequency vector kept for :meth:`Estimate.interval`
         (item counts drawn from moment-matched Gamma laws given each ``s``).
+    zero_inflated : bool, default False
+        Add the point mass at zero (the ``bayes-power-zi`` method).
 
     Returns
     -------
@@ -310,41 +251,16 @@ def bayes_power(
         :class:`RuntimeWarning`.
     """
     post, rng = sample_exponent(
-        m, zero_inflated=False, s_bounds=s_bounds, draws=draws, tune=tune, chains=chains,
-        random_seed=random_seed, progressbar=progressbar,
+        m, zero_inflated=zero_inflated, s_bounds=s_bounds, draws=draws, tune=tune,
+        chains=chains, random_seed=random_seed, progressbar=progressbar,
     )  # fmt: skip
-    return _posterior_mean_estimate(m, post, "bayes-power", exponent_points, n_draws, rng)
+    name = "bayes-power-zi" if zero_inflated else "bayes-power"
+    return _posterior_mean_estimate(m, post, name, exponent_points, n_draws, rng)
 
 
-def bayes_power_zi(
-    m: Measurement,
-    *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
-    s_bounds: tuple[float, float] = (0.5, 3.5),
-    random_seed=None,
-    progressbar: bool = False,
-    exponent_points: int = 8,
-    n_draws: int = 1000,
-) -> Estimate:
-    """Zero-inflated Bayesian Calibrate: a point mass at count 0 plus the power law.
-
-    .. math::
-
-        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad \\pi \\sim \\mathrm{Beta}(1, 1),
-        \\quad P(x_v = 0) = \\pi, \\quad
-        P(x_v = k) = (1 - \\pi) \\frac{k^{-s}}{\\sum_{j=1}^n j^{-s}}\\ (k = 1..n),
-
-    with the Gaussian likelihood of :func:`bayes_power`. Calibrate's prior gives every
-    item at least one user; here many items of a large domain can have none.
-    Parameters as in :func:`bayes_power`.
-    """
-    post, rng = sample_exponent(
-        m, zero_inflated=True, s_bounds=s_bounds, draws=draws, tune=tune, chains=chains,
-        random_seed=random_seed, progressbar=progressbar,
-    )  # fmt: skip
-    return _posterior_mean_estimate(m, post, "bayes-power-zi", exponent_points, n_draws, rng)
+def bayes_power_zi(m: Measurement, **options) -> Estimate:
+    """Zero-inflated Bayesian Calibrate: :func:`bayes_power` with ``zero_inflated=True``."""
+    return bayes_power(m, zero_inflated=True, **options)
 
 
 def prior_predictive(

@@ -7,7 +7,7 @@ For item ``v`` with count estimate :math:`y_v = n\\tilde f_v` and noise
 
     A_v(s) = \\log \\sum_{x=1}^{n} x^{-s} \\exp\\!\\left(-\\frac{(x - y_v)^2}{2\\sigma_c^2}\\right)
 
-sums over *every* count (exactly, via :class:`bayesldp.power.PosteriorGrid`). It is an
+sums over *every* count (exactly, via :class:`bayesldp.calibrate.PosteriorGrid`). It is an
 analytic function of ``s``, so interpolating it at Chebyshev points of the prior's
 support gives a series accurate to near machine precision; the PyMC models evaluate
 that series (and its gradient) in a handful of operations, whatever ``d`` and ``n``.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.polynomial import chebyshev as C
 
-from bayesldp import power as P
+from bayesldp import calibrate as P
 from bayesldp.measurement import Measurement
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

@@ -24,7 +24,7 @@ from numpy.polynomial import chebyshev as C
 from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
-from bayesldp.power import spline_nodes
+from bayesldp.calibrate import spline_nodes
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 EXACT_COUNTS = 256  # counts below this are their own cells
@@ -238,7 +238,7 @@ def chebval2d_tensor(a, b, coef):
     """
     import pytensor.tensor as pt
 
-    from bayesldp.models._likelihood import chebyshev_basis_tensor as basis
+    from bayesldp.models.chebyshev import chebyshev_basis_tensor as basis
 
     k = coef.shape[0] if isinstance(coef, np.ndarray) else coef.get_value().shape[0]
     return pt.dot(basis(a, k), pt.dot(pt.as_tensor(coef), basis(b, k)))

@@ -1,0 +1,90 @@
+"""Sampling helpers shared by the PyMC models: seeds, sampler arguments, diagnostics."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "ESS_MIN_PER_CHAIN",
+    "RHAT_MAX",
+    "check_sampler_args",
+    "convergence_info",
+    "sample_counts",
+    "seeds",
+    "warn_at_bounds",
+]
+
+#: Convergence thresholds behind the warnings.
+RHAT_MAX = 1.01
+ESS_MIN_PER_CHAIN = 100
+
+
+def seeds(random_seed) -> tuple[int, np.random.Generator]:
+    if isinstance(random_seed, np.random.Generator):
+        rng = random_seed
+    elif random_seed is None or (
+        isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool)
+    ):
+        rng = np.random.default_rng(random_seed)
+    else:
+        raise ValueError(f"random_seed must be an int, None or a Generator, got {random_seed!r}")
+    return int(rng.integers(2**31 - 1)), rng
+
+
+def check_sampler_args(draws: int, tune: int, chains: int) -> None:
+    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
+    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor."""
+    import arviz as az
+
+    rhat = az.rhat(idata, var_names=names)
+    ess = az.ess(idata, var_names=names)
+    divergences = int(idata.sample_stats["diverging"].sum())
+    info = {
+        "r_hat": {k: float(rhat[k]) for k in names},
+        "ess_bulk": {k: float(ess[k]) for k in names},
+        "divergences": divergences,
+    }
+    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
+    problems += [
+        f"ess_bulk({k}) = {v:.0f}"
+        for k, v in info["ess_bulk"].items()
+        if v < ESS_MIN_PER_CHAIN * chains
+    ]
+    if divergences:
+        problems.append(f"{divergences} divergent transitions")
+    if problems:
+        warnings.warn(
+            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+    return info
+
+
+def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) -> None:
+    """Warn when over 5% of the draws lie within 2% of an end of the prior's support."""
+    lo, hi = bounds
+    width = hi - lo
+    if np.mean((draws < lo + 0.02 * width) | (draws > hi - 0.02 * width)) > 0.05:
+        warnings.warn(
+            f"the posterior piles up at an end of {name} {tuple(bounds)}; widen {name}",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def sample_counts(
+    w1: np.ndarray, mean: np.ndarray, var: np.ndarray, size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``."""
+    var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
+    shape, scale = mean**2 / var, var / mean
+    x = rng.gamma(shape, scale, size=(size, mean.size))
+    return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
