@@ -12,6 +12,86 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def _is_number(value) -> bool:
+    """Python or NumPy real scalar, not a bool."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, or raise ValueError naming ``name``.
+
+    Python and NumPy integers are accepted; bools, floats (even ``2.0``), strings and
+    everything else are refused, as are values outside ``[minimum, maximum]``.
+    """
+    if not isinstance(value, int | np.integer) or isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    out = int(value)
+    if minimum is not None and out < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    if maximum is not None and out > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+    return out
+
+
+def check_float(
+    value,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_minimum: bool = False,
+    strict_maximum: bool = False,
+    finite: bool = True,
+) -> float:
+    """Return ``value`` as a float, or raise ValueError naming ``name``.
+
+    Python and NumPy real numbers are accepted; bools, strings and everything else are
+    refused, as are NaN, infinities (unless ``finite=False``) and values outside the
+    bounds (open at a bound whose ``strict_*`` flag is set).
+    """
+    if not _is_number(value):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    out = float(value)
+    if math.isnan(out) or (finite and math.isinf(out)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if minimum is not None and (out < minimum or (strict_minimum and out == minimum)):
+        op = ">" if strict_minimum else ">="
+        raise ValueError(f"{name} must be {op} {minimum}, got {value!r}")
+    if maximum is not None and (out > maximum or (strict_maximum and out == maximum)):
+        op = "<" if strict_maximum else "<="
+        raise ValueError(f"{name} must be {op} {maximum}, got {value!r}")
+    return out
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` if it is a bool (Python or NumPy), or raise ValueError."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_rng(rng, name: str = "rng") -> np.random.Generator:
+    """Return a Generator from ``rng``: a Generator, a non-negative int seed, or None.
+
+    ``None`` draws fresh entropy from the operating system (not reproducible); pass a
+    seed or a Generator for results that repeat.
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    raise ValueError(
+        f"{name} must be a numpy.random.Generator, a SeedSequence, a non-negative integer "
+        f"seed or None, got {rng!r}"
+    )
+
+
 def check_epsilon(epsilon: float) -> float:
     """Return ``epsilon`` as a float, or raise if it is not finite and > 0."""
     try:
