@@ -3,12 +3,57 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from bayesldp._validation import check_indices, check_k, check_probability
 from bayesldp.measurement import Measurement
+
+#: Rows of draws generated at a time when summing over subsets (bounds memory at large d).
+DRAW_CHUNK = 64
+
+
+@runtime_checkable
+class Uncertainty(Protocol):
+    """A reproducible source of draws of the whole frequency vector.
+
+    Posterior draws, bootstrap replicates or any other distribution behind
+    :meth:`Estimate.interval`. Draws are generated on demand, chunk by chunk, so an
+    implementation can keep compact per-item parameters instead of an
+    ``(n_draws, d)`` array; row ``i`` must be the same whatever chunk it is asked in.
+
+    Attributes
+    ----------
+    kind : str
+        What the draws are, e.g. ``"posterior"`` or ``"parametric bootstrap"``.
+    n_draws : int
+        Number of draws available.
+    """
+
+    kind: str
+    n_draws: int
+
+    def sample(self, start: int, stop: int) -> np.ndarray:
+        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredDraws:
+    """Draws held in memory as an ``(n_draws, d)`` array (an :class:`Uncertainty`)."""
+
+    values: np.ndarray
+    kind: str = "posterior"
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws."""
+        return int(self.values.shape[0])
+
+    def sample(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start .. stop - 1`` of the stored draws."""
+        return self.values[start:stop]
 
 
 @dataclass(frozen=True)
@@ -30,10 +75,13 @@ class Estimate:
         For query-time rules (``post-pos``): the vector whose subset sums are clipped
         at zero. ``None`` means subset queries sum :attr:`frequencies`.
     draws : numpy.ndarray, optional
-        Posterior draws of the frequency vector, shape ``(n_draws, d)``, for the
-        Bayesian methods; they back :meth:`interval`.
+        Draws of the frequency vector held in memory, shape ``(n_draws, d)``; a shortcut
+        for ``uncertainty=StoredDraws(draws)``.
     inference_data : object, optional
         The ArviZ ``InferenceData`` of a Bayesian fit.
+    uncertainty : Uncertainty, optional
+        Where the draws behind :meth:`interval` come from (posterior draws generated on
+        demand, bootstrap replicates, ...).
     """
 
     frequencies: np.ndarray
@@ -43,6 +91,7 @@ class Estimate:
     query_basis: np.ndarray | None = None
     draws: np.ndarray | None = None
     inference_data: Any = field(default=None, repr=False)
+    uncertainty: Uncertainty | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         f = np.asarray(self.frequencies, dtype=np.float64)
@@ -58,6 +107,13 @@ class Estimate:
             if draws.ndim != 2 or draws.shape[1] != d:
                 raise ValueError(f"draws must have shape (n_draws, {d}), got {draws.shape}")
             object.__setattr__(self, "draws", draws)
+            if self.uncertainty is None:
+                object.__setattr__(self, "uncertainty", StoredDraws(draws))
+        if self.uncertainty is not None and not isinstance(self.uncertainty, Uncertainty):
+            raise ValueError(
+                f"uncertainty must provide kind, n_draws and sample(start, stop), "
+                f"got {type(self.uncertainty).__name__}"
+            )
 
     @property
     def domain_size(self) -> int:
@@ -134,13 +190,22 @@ class Estimate:
         truth most of the time (``experiments/bayes_accuracy.py``). Single values are
         fine with either.
         """
-        if self.draws is None:
+        if self.uncertainty is None:
             raise ValueError(
                 f"method {self.method!r} gives no posterior draws; credible intervals "
                 "need a Bayesian method such as 'bayes-consistent'"
             )
         prob = check_probability(prob, "prob")
         idx = check_indices(indices, self.domain_size)
-        sums = self.draws[:, idx].sum(axis=1)
+        sums = subset_sum_draws(self.uncertainty, idx)
         lo, hi = np.quantile(sums, [(1 - prob) / 2, (1 + prob) / 2])
         return float(lo), float(hi)
+
+
+def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:
+    """Every draw of the sum over ``indices``, generated chunk by chunk (length ``n_draws``)."""
+    out = np.empty(uncertainty.n_draws)
+    for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
+        stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
+        out[start:stop] = uncertainty.sample(start, stop)[:, indices].sum(axis=1)
+    return out
