@@ -6,10 +6,21 @@ an :class:`Estimate` with any of the methods in :data:`METHODS`.
 
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.methods import BACKENDS, METHODS, available_methods, postprocess
 from bayesldp.oracles import GRR, HR, OLH, ORACLES, OUE, SS, SUE, FrequencyOracle, make_oracle
+from bayesldp.registry import BACKENDS, MethodSpec, method_names, postprocess, register_method
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``METHODS``: every registered method name, in the order tables and plots show them.
+
+    Computed on access, so methods added with :func:`register_method` appear too.
+    """
+    if name == "METHODS":
+        return method_names()
+    raise AttributeError(f"module 'bayesldp' has no attribute {name!r}")
+
 
 __all__ = [
     "BACKENDS",
@@ -24,8 +35,10 @@ __all__ = [
     "Estimate",
     "FrequencyOracle",
     "Measurement",
+    "MethodSpec",
     "__version__",
-    "available_methods",
     "make_oracle",
+    "method_names",
     "postprocess",
+    "register_method",
 ]

@@ -19,10 +19,9 @@ def _demo(args: argparse.Namespace) -> int:
 
     from bayesldp.demo import DemoConfig, run_demo, summarise
     from bayesldp.io import write_csv
-    from bayesldp.methods import METHODS
     from bayesldp.plotting import plot_demo
 
-    methods = tuple(args.methods.split(",")) if args.methods else METHODS
+    methods = tuple(args.methods.split(",")) if args.methods else DemoConfig.methods
     config = DemoConfig(
         epsilon=args.epsilon,
         oracle=args.oracle,

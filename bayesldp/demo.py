@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import datasets, metrics
-from bayesldp.methods import METHODS, postprocess
 from bayesldp.oracles import make_oracle
+from bayesldp.registry import method_names, postprocess
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class DemoConfig:
     n_queries: int = 10
     top_k: int = 10
     seed: int = 0
-    methods: tuple[str, ...] = METHODS
+    methods: tuple[str, ...] = method_names(bayesian=False, needs_truth=False)
 
 
 def run_demo(config: DemoConfig, progress: Callable[[int], None] | None = None) -> pd.DataFrame:

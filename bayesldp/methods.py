@@ -1,38 +1,49 @@
-"""Post-processing methods: every one a plain function ``f(measurement, **options)``.
+"""Post-processing methods (NumPy): every one a plain function ``f(m, *, **options)``.
 
 Names follow Wang et al., "Locally Differentially Private Frequency Estimation with
 Consistency" (NDSS 2020 and its long version); equation numbers refer to the long
 version. ``ibu`` and ``mle`` are exact maximum-likelihood anchors the papers do not
-have. Use :func:`postprocess` to call a method by name.
+have. Each method is declared, with its properties, in :mod:`bayesldp.registry`; call
+them by name with :func:`bayesldp.postprocess`.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import logging
 import math
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize
 from scipy.stats import norm as _normal
 
 from bayesldp import calibrate
-from bayesldp._validation import check_choice, check_estimates
+from bayesldp._validation import check_choice
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "BACKENDS",
-    "METHODS",
+    "base",
+    "base_cut",
+    "base_pos",
+    "cls",
+    "ibu",
     "likelihood_kind",
-    "postprocess",
+    "mle",
+    "mle_apx",
+    "norm",
+    "norm_cut",
+    "norm_hyb",
+    "norm_mul",
+    "norm_sub",
+    "post_pos",
+    "power",
+    "power_ns",
     "project_simplex",
     "shift_to_total",
+    "threshold",
 ]
 
 
@@ -140,7 +151,7 @@ def post_pos(m: Measurement) -> Estimate:
     return est
 
 
-def base_cut(m: Measurement, alpha: float = 2.0) -> Estimate:
+def base_cut(m: Measurement, *, alpha: float = 2.0) -> Estimate:
     """Base-Cut: estimates below :math:`T = \\Phi^{-1}(1-\\alpha/d)\\sigma` set to 0.
 
     Parameters
@@ -228,7 +239,7 @@ def norm_cut(m: Measurement) -> Estimate:
     return _estimate(m, "norm-cut", f, theta=theta)
 
 
-def norm_hyb(m: Measurement, alpha: float = 2.0) -> Estimate:
+def norm_hyb(m: Measurement, *, alpha: float = 2.0) -> Estimate:
     """Norm-Hyb: keep estimates above ``T`` unchanged, Norm-Sub the rest to total 1.
 
     ``T`` is Base-Cut's threshold. If the kept estimates sum to more than 1, only the
@@ -260,7 +271,7 @@ def norm_hyb(m: Measurement, alpha: float = 2.0) -> Estimate:
 # ---------------------------------------------------------------------------
 
 
-def mle_apx(m: Measurement, max_iter: int | None = None) -> Estimate:
+def mle_apx(m: Measurement, *, max_iter: int | None = None) -> Estimate:
     """MLE-Apx: the closed-form KKT solution of the long paper's Eq. (13), Eq. (14).
 
     With :math:`D_1` the items not yet set to zero,
@@ -308,7 +319,7 @@ def likelihood_kind(m: Measurement, likelihood: str) -> str:
     return likelihood
 
 
-def mle(m: Measurement, likelihood: str = "auto") -> Estimate:
+def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
     """Exact MLE of the oracle's support-count likelihood on the simplex.
 
     For GRR the counts are multinomial with cell probabilities
@@ -384,6 +395,7 @@ def _loglik(f, c, n, p, q, kind) -> float:
 
 def ibu(
     m: Measurement,
+    *,
     likelihood: str = "auto",
     max_iter: int = 10_000,
     tol: float = 1e-10,
@@ -454,7 +466,7 @@ def ibu(
 
 
 def power(
-    m: Measurement, s: float | None = None, fit: str = "mean", s_max: float = 20.0
+    m: Measurement, *, s: float | None = None, fit: str = "mean", s_max: float = 20.0
 ) -> Estimate:
     """Power (Calibrate): posterior mean under a power-law prior on counts.
 
@@ -491,133 +503,9 @@ def power(
 
 
 def power_ns(
-    m: Measurement, s: float | None = None, fit: str = "mean", s_max: float = 20.0
+    m: Measurement, *, s: float | None = None, fit: str = "mean", s_max: float = 20.0
 ) -> Estimate:
     """PowerNS (NDSS version): Norm-Sub applied to the output of Power."""
     pw = power(m, s=s, fit=fit, s_max=s_max)
     f, delta = shift_to_total(pw.frequencies, 1.0)
     return _estimate(m, "power-ns", f, s=pw.info["s"], fit=fit, delta=delta)
-
-
-# ---------------------------------------------------------------------------
-# Registry and dispatch
-# ---------------------------------------------------------------------------
-
-_NUMPY_METHODS: dict[str, Callable[..., Estimate]] = {
-    "base": base,
-    "base-pos": base_pos,
-    "post-pos": post_pos,
-    "base-cut": base_cut,
-    "norm": norm,
-    "norm-mul": norm_mul,
-    "norm-sub": norm_sub,
-    "norm-cut": norm_cut,
-    "norm-hyb": norm_hyb,
-    "mle-apx": mle_apx,
-    "cls": cls,
-    "power": power,
-    "power-ns": power_ns,
-    "ibu": ibu,
-    "mle": mle,
-}
-
-#: Methods living in modules with heavy dependencies, imported on first use.
-_LAZY_METHODS: dict[str, str] = {
-    "bayes-power": "bayesldp.models.calibrate:bayes_power",
-    "bayes-power-zi": "bayesldp.models.calibrate:bayes_power_zi",
-    "bayes-consistent": "bayesldp.models.consistent:bayes_consistent",
-}
-
-#: Every method name :func:`postprocess` accepts (with the default backend).
-METHODS: tuple[str, ...] = tuple(_NUMPY_METHODS)
-
-#: Backends and the module holding each backend's implementations.
-BACKENDS: dict[str, str | None] = {"numpy": None, "cvxpy": "bayesldp.convex"}
-
-
-def _resolve(method: str, backend: str) -> Callable[..., Estimate]:
-    if not isinstance(method, str):
-        raise ValueError(f"method must be a string, got {type(method).__name__}")
-    check_choice(backend, tuple(BACKENDS), "backend")
-    if backend != "numpy":
-        module = importlib.import_module(BACKENDS[backend])
-        table: dict[str, Callable[..., Estimate]] = module.METHODS
-        if method not in table:
-            raise ValueError(
-                f"method {method!r} has no {backend} backend; {backend} offers: {', '.join(table)}"
-            )
-        return table[method]
-    if method in _NUMPY_METHODS:
-        return _NUMPY_METHODS[method]
-    if method in _LAZY_METHODS:
-        module_name, _, func = _LAZY_METHODS[method].partition(":")
-        return getattr(importlib.import_module(module_name), func)
-    raise ValueError(f"unknown method {method!r}; choose one of {', '.join(available_methods())}")
-
-
-def available_methods() -> tuple[str, ...]:
-    """All method names, including those whose dependencies load on first use."""
-    return tuple(_NUMPY_METHODS) + tuple(_LAZY_METHODS)
-
-
-def register_method(name: str, target: str) -> None:
-    """Register a method implemented elsewhere, as ``"module:function"`` (lazy)."""
-    if name in _NUMPY_METHODS:
-        raise ValueError(f"method {name!r} is already registered")
-    _LAZY_METHODS[name] = target
-
-
-def postprocess(
-    measurement: Measurement, method: str, *, backend: str = "numpy", **options
-) -> Estimate:
-    """Post-process a measurement with the named method.
-
-    Parameters
-    ----------
-    measurement : Measurement
-        Raw oracle output.
-    method : str
-        One of :data:`METHODS` (or a lazily loaded Bayesian method).
-    backend : {"numpy", "cvxpy"}
-        ``cvxpy`` solves ``cls``, ``mle-apx`` and ``mle`` with a convex solver.
-    **options
-        Method options with the papers' defaults, e.g. ``alpha=2.0`` for
-        ``base-cut`` and ``norm-hyb``.
-
-    Returns
-    -------
-    Estimate
-
-    Raises
-    ------
-    ValueError
-        Unknown method, backend or option, or a measurement of the wrong type.
-
-    Examples
-    --------
-    >>> import numpy as np, bayesldp
-    >>> oracle = bayesldp.OUE(epsilon=1.0, domain_size=8)
-    >>> m = oracle.simulate([400, 300, 200, 100, 0, 0, 0, 0], np.random.default_rng(0))
-    >>> est = bayesldp.postprocess(m, "norm-sub")
-    >>> bool(est.is_consistent())
-    True
-    """
-    if not isinstance(measurement, Measurement):
-        raise ValueError(
-            f"measurement must be a bayesldp.Measurement, got {type(measurement).__name__}"
-        )
-    check_estimates(measurement.estimates, "measurement.estimates")
-    func = _resolve(method, backend)
-    params = inspect.signature(func).parameters
-    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    allowed = [
-        name for name in list(params)[1:] if params[name].kind is not inspect.Parameter.VAR_KEYWORD
-    ]
-    unknown = set(options) - set(allowed)
-    if unknown and not accepts_any:
-        raise ValueError(
-            f"method {method!r} got unknown option(s) {sorted(unknown)}; "
-            f"it accepts: {', '.join(allowed) or 'no options'}"
-        )
-    logger.debug("postprocess %s (%s backend), d=%d", method, backend, measurement.domain_size)
-    return func(measurement, **options)

@@ -40,7 +40,7 @@ def run_case(
     data = datasets.zipf(s, d, n, rng=seed)
     m = bayesldp.OUE(1.0, d).simulate(data.counts, np.random.default_rng(seed))
     ready = time.perf_counter()
-    est = bayesldp.postprocess(m, method, random_seed=seed, draws=draws, tune=tune)
+    est = bayesldp.postprocess(m, method, rng=seed, draws=draws, tune=tune)
     done = time.perf_counter()
     power = bayesldp.postprocess(m, "power")
     return {

@@ -45,7 +45,7 @@ def scaling_table(args: argparse.Namespace) -> pd.DataFrame:
     """Time every method at every domain size; one row per (method, d)."""
     rows = []
     rng = np.random.default_rng(args.seed)
-    methods = args.methods or list(bayesldp.METHODS)
+    methods = args.methods or list(bayesldp.method_names(bayesian=False, needs_truth=False))
     for d in args.domains:
         n = max(10 * d, args.min_users)
         data = datasets.zipf(args.zipf, d, n, rng=rng)

@@ -43,7 +43,7 @@ def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
     for method in args.methods:
         options = {}
         if method in BAYES:
-            options = {"random_seed": rep, "draws": args.draws, "tune": args.tune}
+            options = {"rng": rep, "draws": args.draws, "tune": args.tune}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est = bayesldp.postprocess(m, method, **options)

@@ -92,7 +92,7 @@ def sample_exponent(
     draws: int,
     tune: int,
     chains: int,
-    random_seed,
+    rng,
     progressbar: bool,
     degree: int = 24,
 ) -> tuple[ExponentPosterior, np.random.Generator]:
@@ -101,7 +101,7 @@ def sample_exponent(
 
     check_sampler_args(draws, tune, chains)
     lo, hi = (float(b) for b in s_bounds)
-    seed, rng = seeds(random_seed)
+    seed, rng = seeds(rng)
     start = time.perf_counter()
     lik = L.build(m, lo, hi, degree)
     built = time.perf_counter()
@@ -202,7 +202,7 @@ def bayes_power(
     tune: int = 1000,
     chains: int = 2,
     s_bounds: tuple[float, float] = (0.5, 3.5),
-    random_seed=None,
+    rng=None,
     progressbar: bool = False,
     exponent_points: int = 8,
     n_draws: int = 1000,
@@ -230,7 +230,7 @@ def bayes_power(
         NUTS settings (chains run one after another).
     s_bounds : (float, float)
         Support of the uniform prior on ``s``.
-    random_seed : int, numpy.random.Generator or None
+    rng : numpy.random.Generator, int or None
         Same seed, same result.
     progressbar : bool
         Show PyMC's progress bar.
@@ -252,7 +252,7 @@ def bayes_power(
     """
     post, rng = sample_exponent(
         m, zero_inflated=zero_inflated, s_bounds=s_bounds, draws=draws, tune=tune,
-        chains=chains, random_seed=random_seed, progressbar=progressbar,
+        chains=chains, rng=rng, progressbar=progressbar,
     )  # fmt: skip
     name = "bayes-power-zi" if zero_inflated else "bayes-power"
     return _posterior_mean_estimate(m, post, name, exponent_points, n_draws, rng)

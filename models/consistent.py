@@ -278,7 +278,7 @@ def sample_scale(
     draws: int,
     tune: int,
     chains: int,
-    random_seed,
+    rng,
     progressbar: bool,
     degrees: tuple[int, ...] = DEGREES,
 ) -> tuple[ScalePosterior, np.random.Generator]:
@@ -293,7 +293,7 @@ def sample_scale(
     import pymc as pm
 
     check_sampler_args(draws, tune, chains)
-    seed, rng = seeds(random_seed)
+    seed, rng = seeds(rng)
     start = time.perf_counter()
     spec = prepare(m, s_bounds, c_bounds, degrees)
     problem, fit, mode, cov = spec.problem, spec.fit, spec.mode, spec.cov
@@ -393,7 +393,7 @@ def bayes_consistent(
     chains: int = 2,
     s_bounds: tuple[float, float] = (0.5, 8.0),
     c_bounds: tuple[float, float] = (0.01, 1e4),
-    random_seed=None,
+    rng=None,
     progressbar: bool = False,
     exponent_points: int = 8,
     n_draws: int = 1000,
@@ -435,7 +435,7 @@ def bayes_consistent(
         large scale ``c`` the shifted power law is steep), so it piled up at the bound.
     c_bounds : (float, float)
         Support of the scale (in counts); its logarithm has a uniform prior.
-    random_seed : int, numpy.random.Generator or None
+    rng : numpy.random.Generator, int or None
         Seeds the sampler and the posterior draws (same seed, same result).
     progressbar : bool
         Show PyMC's progress bar.
@@ -460,7 +460,7 @@ def bayes_consistent(
         raise ValueError(f"tilt_span must be a positive number, got {tilt_span!r}")
     post, rng = sample_scale(
         m, s_bounds=s_bounds, c_bounds=c_bounds, draws=draws, tune=tune, chains=chains,
-        random_seed=random_seed, progressbar=progressbar,
+        rng=rng, progressbar=progressbar,
     )  # fmt: skip
     start = time.perf_counter()
     problem = post.problem

@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 
+from bayesldp._validation import check_rng
+
 __all__ = [
     "ESS_MIN_PER_CHAIN",
     "RHAT_MAX",
@@ -21,16 +23,16 @@ RHAT_MAX = 1.01
 ESS_MIN_PER_CHAIN = 100
 
 
-def seeds(random_seed) -> tuple[int, np.random.Generator]:
-    if isinstance(random_seed, np.random.Generator):
-        rng = random_seed
-    elif random_seed is None or (
-        isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool)
-    ):
-        rng = np.random.default_rng(random_seed)
-    else:
-        raise ValueError(f"random_seed must be an int, None or a Generator, got {random_seed!r}")
-    return int(rng.integers(2**31 - 1)), rng
+def seeds(rng) -> tuple[int, np.random.Generator]:
+    """A seed for PyMC's sampler and the Generator it was drawn from.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int or None
+        Randomness of the whole fit (``bayesldp._validation.check_rng``).
+    """
+    gen = check_rng(rng)
+    return int(gen.integers(2**31 - 1)), gen
 
 
 def check_sampler_args(draws: int, tune: int, chains: int) -> None:

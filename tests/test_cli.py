@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bayesldp import METHODS
 from bayesldp.cli import main
+from bayesldp.demo import DemoConfig
+
+METHODS = DemoConfig.methods
 
 
 def test_demo_small(tmp_path, capsys):

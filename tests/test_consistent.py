@@ -164,7 +164,7 @@ def test_no_divergences_with_posterior_near_a_bound(rng):
         warnings.simplefilter("always")
         post, _ = BC.sample_scale(
             m, s_bounds=s_bounds, c_bounds=(0.01, 1e4), draws=300, tune=300, chains=2,
-            random_seed=5, progressbar=False,
+            rng=5, progressbar=False,
         )  # fmt: skip
     assert post.info["divergences"] == 0
     assert not any("divergent" in str(w.message) for w in caught)
@@ -189,7 +189,7 @@ def test_scale_posterior_matches_quadrature(rng):
         moments[name] = mean, math.sqrt(float((w * (values - mean) ** 2).sum()))
     post, _ = BC.sample_scale(
         m, s_bounds=(0.5, 4.0), c_bounds=(0.01, 1e4), draws=1000, tune=500, chains=2,
-        random_seed=3, progressbar=False,
+        rng=3, progressbar=False,
     )  # fmt: skip
     assert post.info["chebyshev_max_error"] < 0.01
     for name, draws in (("s", post.s), ("log_c", post.log_c)):
@@ -220,8 +220,8 @@ def test_bayes_consistent_reproducible_and_on_simplex(rng):
     m = measurement(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        a = bayesldp.postprocess(m, "bayes-consistent", random_seed=4, **FAST)
-        b = bayesldp.postprocess(m, "bayes-consistent", random_seed=4, **FAST)
+        a = bayesldp.postprocess(m, "bayes-consistent", rng=4, **FAST)
+        b = bayesldp.postprocess(m, "bayes-consistent", rng=4, **FAST)
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
     np.testing.assert_array_equal(a.draws, b.draws)
     assert a.is_consistent()
@@ -258,7 +258,7 @@ def test_bayes_consistent_at_the_papers_setting():
     m = bayesldp.OUE(1.0, 1024).simulate(data.counts, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no convergence warning allowed
-        est = bayesldp.postprocess(m, "bayes-consistent", random_seed=7)
+        est = bayesldp.postprocess(m, "bayes-consistent", rng=7)
     assert max(est.info["r_hat"].values()) < 1.01
     assert est.info["chebyshev_max_error"] < BC.MAX_ERROR
     assert max(abs(t) for t in est.info["tilt_shift_sigma"]) < 1.0  # the prior fits

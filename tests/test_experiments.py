@@ -17,9 +17,9 @@ from bayesldp.experiments.runner import (
     execute,
     make_tasks,
     parse_dataset,
-    parse_method,
     run,
 )
+from bayesldp.registry import parse_method
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_DATA = "zipf:d=48,n=20000"
@@ -177,8 +177,10 @@ def test_choice_table_picks_the_argmin():
 
 
 def test_specs_parse_and_bad_input_is_refused():
-    assert parse_method("mle@cvxpy") == ("mle", "cvxpy", {})
-    assert parse_method("oue-zero") == ("base-cut", "numpy", {"alpha": 0.05})
+    spec, backend = parse_method("mle@cvxpy")
+    assert (spec.name, backend) == ("mle", "cvxpy")
+    spec, backend = parse_method("oue-zero")
+    assert (spec.name, backend, dict(spec.fixed_options)) == ("oue-zero", "numpy", {"alpha": 0.05})
     assert parse_dataset("zipf:d=64,n=1000,s=1.1") == ("zipf", {"d": 64, "n": 1000, "s": 1.1})
     with pytest.raises(ValueError, match="datasets"):
         parse_dataset("zipf:d64")

@@ -92,7 +92,7 @@ def test_exponent_posterior_matches_quadrature(rng):
     assert w[0] < 1e-6 and w[-1] < 1e-6  # the fine grid holds the whole posterior
     post, _ = BP.sample_exponent(
         m, zero_inflated=False, s_bounds=(0.5, 3.5), draws=1000, tune=500, chains=2,
-        random_seed=11, progressbar=False,
+        rng=11, progressbar=False,
     )  # fmt: skip
     mcse = post.s.std() / math.sqrt(post.info["ess_bulk"]["s"])
     assert abs(post.s.mean() - mean) < 4 * mcse + 0.01 * sd
@@ -123,8 +123,8 @@ def test_same_seed_same_result(rng):
     m = small_measurement(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        a = bayesldp.postprocess(m, "bayes-power", random_seed=5, **FAST)
-        b = bayesldp.postprocess(m, "bayes-power", random_seed=5, **FAST)
+        a = bayesldp.postprocess(m, "bayes-power", rng=5, **FAST)
+        b = bayesldp.postprocess(m, "bayes-power", rng=5, **FAST)
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
     np.testing.assert_array_equal(a.draws, b.draws)
     assert "r_hat" in a.info and "ess_bulk" in a.info
@@ -135,7 +135,7 @@ def test_bayes_consistent_on_simplex(rng):
     m = small_measurement(rng, d=200, n=50_000, eps=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        est = bayesldp.postprocess(m, "bayes-consistent", random_seed=2, **FAST)
+        est = bayesldp.postprocess(m, "bayes-consistent", rng=2, **FAST)
     assert est.is_consistent()
     assert est.draws.shape[1] == m.domain_size
     np.testing.assert_allclose(est.draws.sum(axis=1), 1.0, atol=1e-12)
@@ -148,7 +148,7 @@ def test_bayes_power_zi_runs(rng):
     m = small_measurement(rng, d=100, n=20_000, eps=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        est = bayesldp.postprocess(m, "bayes-power-zi", random_seed=1, **FAST)
+        est = bayesldp.postprocess(m, "bayes-power-zi", rng=1, **FAST)
     assert 0 <= est.info["pi_mean"] <= 1
     assert est.frequencies.min() >= 0
 
@@ -156,7 +156,7 @@ def test_bayes_power_zi_runs(rng):
 def test_poor_convergence_warns(rng):
     m = small_measurement(rng)
     with pytest.warns(RuntimeWarning, match="convergence"):
-        bayesldp.postprocess(m, "bayes-power", random_seed=1, draws=15, tune=5, chains=2)
+        bayesldp.postprocess(m, "bayes-power", rng=1, draws=15, tune=5, chains=2)
 
 
 def test_bad_sampler_arguments(rng):
@@ -165,8 +165,8 @@ def test_bad_sampler_arguments(rng):
         bayesldp.postprocess(m, "bayes-power", draws=0)
     with pytest.raises(ValueError, match="lo < hi"):
         bayesldp.postprocess(m, "bayes-power", s_bounds=(2.0, 1.0))
-    with pytest.raises(ValueError, match="random_seed"):
-        bayesldp.postprocess(m, "bayes-power", random_seed="abc")
+    with pytest.raises(ValueError, match="rng"):
+        bayesldp.postprocess(m, "bayes-power", rng="abc")
     with pytest.raises(ValueError, match="unknown option"):
         bayesldp.postprocess(m, "bayes-consistent", alpha=2)
 
@@ -181,7 +181,7 @@ def test_bayes_power_beats_power_on_zipf():
     for seed in range(3):
         rng = np.random.default_rng(seed)
         m = bayesldp.OUE(1.0, 1024).simulate(data.counts, rng)
-        bp = bayesldp.postprocess(m, "bayes-power", random_seed=seed)
+        bp = bayesldp.postprocess(m, "bayes-power", rng=seed)
         pw = bayesldp.postprocess(m, "power")
         wins += metrics.mse(data.frequencies, bp) <= metrics.mse(data.frequencies, pw)
         assert max(bp.info["r_hat"].values()) < 1.01

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from bayesldp.experiments.registry import EXPERIMENTS, build_config
-from bayesldp.experiments.runner import BAYES_METHODS
+from bayesldp.registry import method_names
 
 
 def add_arguments(parser: argparse.ArgumentParser, with_name: bool = True) -> None:
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser, with_name: bool = True) -> No
     parser.add_argument(
         "--bayes",
         action="store_true",
-        help=f"add the Bayesian methods ({', '.join(BAYES_METHODS)}; need their models)",
+        help=f"add the Bayesian methods ({', '.join(method_names(bayesian=True))})",
     )
     parser.add_argument("--datasets", default="", help="comma-separated; e.g. 'zipf:n=10000;beta'")
     parser.add_argument("--eps", default="", help="comma-separated epsilons")
@@ -54,7 +54,7 @@ def _configs(names, args):
     mode = "quick" if args.quick else "full" if args.full else "default"
     methods = tuple(m for m in args.methods.split(",") if m) or None
     if args.bayes:
-        methods = (methods or default_methods()) + BAYES_METHODS
+        methods = (methods or default_methods()) + method_names(bayesian=True)
     if methods:
         check_methods(methods)
     # datasets are separated by ';' (a dataset's own options use ',')

@@ -32,29 +32,32 @@ GROUPINGS = {
     "random50": "random partition",
 }
 
-LEFT = ("base", "base-pos", "post-pos", "norm", "norm-mul", "norm-sub")
-RIGHT_FIRST = ("norm-sub", "mle-apx", "base-cut", "norm-cut", "norm-hyb", "power", "power-ns")
-
-
-# Every method keeps one colour and marker in every panel and figure: the first ten in
-# tab10 with circles, the rest in Dark2 with squares, bayes-consistent in black.
-# ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and open markers, so agreement
-# shows as overlap.
-FIRST_TEN = (*LEFT, *RIGHT_FIRST[1:5])
-EXTRA = ("power", "power-ns", "cls", "mle", "ibu", "oue-zero", "bayes-power", "bayes-power-zi")
-
 
 def method_style(method: str) -> dict:
-    """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy."""
+    """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy.
+
+    Colours follow the registration order of :mod:`bayesldp.registry`: the first ten
+    methods in tab10 with circles, the next eight in Dark2 with squares, a spec's own
+    ``color`` where it has one; ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and
+    open markers, so agreement shows as overlap.
+    """
     from matplotlib import colormaps
 
+    from bayesldp.registry import get_method, method_names
+
     base, _, backend = method.partition("@")
-    if base in FIRST_TEN:
-        color, marker = colormaps["tab10"](FIRST_TEN.index(base)), "o"
-    elif base in EXTRA:
-        color, marker = colormaps["Dark2"](EXTRA.index(base)), "s"
-    elif base == "bayes-consistent":
-        color, marker = "black", "D"
+    names = method_names()
+    try:
+        fixed = get_method(base).color
+    except ValueError:
+        fixed = None
+    index = names.index(base) if base in names else -1
+    if fixed is not None:
+        color, marker = fixed, "D"
+    elif 0 <= index < 10:
+        color, marker = colormaps["tab10"](index), "o"
+    elif 10 <= index < 18:
+        color, marker = colormaps["Dark2"](index - 10), "s"
     else:  # an unlisted method: a stable slot from its name
         color, marker = colormaps["tab20b"](sum(map(ord, base)) % 20), "^"
     style = {"color": color, "marker": marker, "ms": 3.5, "lw": 1.2}
@@ -64,10 +67,16 @@ def method_style(method: str) -> dict:
 
 
 def _panels(methods) -> tuple[list[str], list[str]]:
+    """The papers' panels: baselines left, the rest right, each in registry order."""
+    from bayesldp.registry import method_names
+
     methods = list(dict.fromkeys(methods))
-    left = [m for m in LEFT if m in methods]
-    right = [m for m in RIGHT_FIRST if m in methods]
-    right += [m for m in methods if m not in LEFT and m not in right]
+    left_names = method_names(panel="left") + method_names(panel="both")
+    right_names = method_names(panel="both") + method_names(panel="right")
+    registered = [m for m in method_names() if m in methods]
+    left = [m for m in registered if m in left_names]
+    right = [m for m in registered if m in right_names]
+    right += [m for m in methods if m not in registered]
     return left, right
 
 

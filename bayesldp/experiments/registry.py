@@ -231,7 +231,7 @@ def _choose_method(task: Task, dataset, seq) -> list[Row]:
         rows += [(k, f"{query}", 0.0, v, sec[k], notes[k]) for k, v in vals.items()]
     fit_rng = np.random.default_rng(seeds[2])
     for code, fit in ((1.0, "norm-sub"), (2.0, "power-ns")):
-        from bayesldp.methods import postprocess
+        from bayesldp.registry import postprocess
 
         probs = np.clip(np.asarray(postprocess(m, fit).frequencies, dtype=float), 0, None)
         probs = probs / probs.sum()

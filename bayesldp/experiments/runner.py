@@ -36,67 +36,44 @@ from bayesldp.io import write_csv, write_json
 
 logger = logging.getLogger(__name__)
 
-# Methods run by default: every numpy method except IBU (the same MLE as "mle", which
-# the closed form reaches in a millisecond, while EM takes ~1.6 s a call on d = 1024).
-DEFAULT_EXCLUDED = ("ibu",)
-# Aliases: a name for a method with options.
-ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "oue-zero": ("base-cut", {"alpha": 0.05}),
-}
-BAYES_METHODS = ("bayes-power", "bayes-consistent")
-
 
 # ---------------------------------------------------------------------------
 # method specs
 
 
-def parse_method(spec: str) -> tuple[str, str, dict[str, Any]]:
-    """Parse ``"name"``, ``"name@backend"`` or an alias into (name, backend, options)."""
-    if not isinstance(spec, str) or not spec:
-        raise ValueError(f"methods: empty method name {spec!r}")
-    name, _, backend = spec.partition("@")
-    backend = backend or "numpy"
-    if name in ALIASES:
-        base, options = ALIASES[name]
-        return base, backend, dict(options)
-    return name, backend, {}
-
-
 def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
-    """Check that every method spec can run here; ValueError naming the bad one."""
-    from bayesldp import methods as _methods
+    """Check that every method spec (``name`` or ``name@backend``) is registered."""
+    from bayesldp.registry import parse_method
 
     specs = tuple(specs)
     for spec in specs:
-        name, backend, _ = parse_method(spec)
         try:
-            _methods._resolve(name, backend)
-        except (ImportError, ModuleNotFoundError, KeyError, ValueError) as err:
-            raise ValueError(f"methods: {spec!r} is not available here ({err})") from err
+            parse_method(spec)
+        except ValueError as err:
+            raise ValueError(f"methods: {err}") from None
     return specs
 
 
 def default_methods(bayes: bool = False) -> tuple[str, ...]:
-    """All numpy methods except :data:`DEFAULT_EXCLUDED`; plus the Bayesian ones if asked."""
-    from bayesldp.methods import METHODS
+    """The registry's default methods; plus the Bayesian ones if asked."""
+    from bayesldp.registry import method_names
 
-    out = [m for m in METHODS if m not in DEFAULT_EXCLUDED]
+    out = method_names(default=True)
     if bayes:
-        out += list(BAYES_METHODS)
-    return tuple(out)
+        out += method_names(bayesian=True)
+    return out
 
 
 def apply_methods(m, specs: Iterable[str]) -> tuple[dict, dict, dict]:
     """Post-process ``m`` with each spec; returns (estimates, seconds, warnings)."""
-    from bayesldp.methods import postprocess
+    from bayesldp.registry import postprocess
 
     estimates, seconds, notes = {}, {}, {}
     for spec in specs:
-        name, backend, options = parse_method(spec)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
-            estimates[spec] = postprocess(m, name, backend=backend, **options)
+            estimates[spec] = postprocess(m, spec)
             seconds[spec] = time.perf_counter() - t0
         notes[spec] = "; ".join(sorted({str(w.message)[:120] for w in caught}))
     return estimates, seconds, notes
