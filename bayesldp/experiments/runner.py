@@ -83,72 +83,16 @@ def apply_methods(m, specs: Iterable[str]) -> tuple[dict, dict, dict]:
 # datasets
 
 
-_SPEC = re.compile(r"^(?P<name>[A-Za-z_][\w\-]*)(?::(?P<kw>.*))?$")
-
-
-def _convert(value: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
-_PATH_DATASETS = ("fimi", "csv")
-
-
-def parse_dataset(spec: str) -> tuple[str, dict[str, Any]]:
-    """Parse ``"zipf"`` or ``"zipf:d=64,n=10000"`` into (name, keyword arguments).
-
-    Files a user brings may also be named ``"fimi:PATH"`` or ``"csv:PATH[,key=value]"``
-    (the same as ``path=PATH``).
-    """
-    match = _SPEC.match(spec or "")
-    if not match:
-        raise ValueError(f"datasets: cannot parse {spec!r} (use name or name:key=value,...)")
-    kwargs: dict[str, Any] = {}
-    items = [i for i in (match["kw"] or "").split(",") if i]
-    if match["name"] in _PATH_DATASETS and items and "=" not in items[0]:
-        kwargs["path"] = items.pop(0).strip()
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ValueError(f"datasets: {item!r} in {spec!r} is not key=value")
-        kwargs[key.strip()] = _convert(value.strip())
-    return match["name"], kwargs
-
-
-_LOADERS = {
-    "zipf": "zipf",
-    "beta": "beta",
-    "wordfreq": "wordfreq_words",
-    "us_cities": "us_cities",
-    "us-cities": "us_cities",
-    "fimi": "load_fimi",
-    "csv": "load_csv",
-}
-
-
 @lru_cache(maxsize=16)
 def load_dataset(spec: str):
     """Load a dataset by spec (cached per process, so each worker loads it once).
 
-    Synthetic datasets are drawn with a fixed seed (``rng=0`` unless given), so the
-    true data are the same across repetitions, as in the papers.
+    Synthetic datasets are drawn with their builders' fixed default seed, so the true
+    data are the same across repetitions, as in the papers.
     """
-    from bayesldp import datasets
+    from bayesldp.datasets import get_dataset
 
-    name, kwargs = parse_dataset(spec)
-    getter = getattr(datasets, "get_dataset", None)
-    if name in ("zipf", "beta"):
-        kwargs.setdefault("rng", 0)
-    func = getattr(datasets, _LOADERS.get(name, name), None)
-    if func is not None and callable(func) and name in _LOADERS:
-        return func(**kwargs)
-    if getter is not None:
-        return getter(name, **kwargs)
-    raise ValueError(f"datasets: unknown or unavailable dataset {name!r}")
+    return get_dataset(spec)
 
 
 def dataset_available(spec: str) -> bool:
@@ -235,13 +179,17 @@ def make_tasks(config: Config) -> list[Task]:
     ]
 
 
-REAL_DATASETS = ("wordfreq", "us_cities", "us-cities", "fimi", "csv")
+def is_real(dataset: str) -> bool:
+    """Whether a dataset spec names real (not synthetic) data."""
+    from bayesldp.datasets import DATASETS, parse_dataset
+
+    return DATASETS[parse_dataset(dataset)[0]].kind != "synthetic"
 
 
 def reps_for(config: Config, dataset: str) -> int:
     """Repetitions for one dataset: ``params["real_reps"]`` caps the real ones."""
     cap = config.params.get("real_reps")
-    if cap and parse_dataset(dataset)[0] in REAL_DATASETS:
+    if cap and is_real(dataset):
         return min(config.reps, int(cap))
     return config.reps
 
