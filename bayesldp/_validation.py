@@ -93,23 +93,13 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
 
 
 def check_epsilon(epsilon: float) -> float:
-    """Return ``epsilon`` as a float, or raise if it is not finite and > 0."""
-    try:
-        eps = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}")
-    return eps
+    """Return ``epsilon`` as a float, or raise if it is not a finite number > 0."""
+    return check_float(epsilon, "epsilon", minimum=0.0, strict_minimum=True)
 
 
 def check_domain_size(domain_size: int) -> int:
     """Return ``domain_size`` as an int >= 1, or raise."""
-    if isinstance(domain_size, bool) or not isinstance(domain_size, int | np.integer):
-        raise ValueError(f"domain_size must be a positive integer, got {domain_size!r}")
-    if domain_size < 1:
-        raise ValueError(f"domain_size must be a positive integer, got {domain_size!r}")
-    return int(domain_size)
+    return check_int(domain_size, "domain_size", minimum=1)
 
 
 def check_counts(counts, name: str = "counts", length: int | None = None) -> np.ndarray:
@@ -146,8 +136,13 @@ def check_counts(counts, name: str = "counts", length: int | None = None) -> np.
 
 
 def check_estimates(estimates, name: str = "estimates") -> np.ndarray:
-    """Return a finite 1-D float64 array, or raise."""
-    arr = np.asarray(estimates, dtype=np.float64)
+    """Return a finite, non-empty 1-D float64 array of real numbers (no bools), or raise."""
+    arr = np.asarray(estimates)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -200,27 +195,23 @@ def check_indices(indices, domain_size: int, name: str = "indices") -> np.ndarra
 
 def check_k(k: int, domain_size: int, name: str = "k") -> int:
     """Return ``k`` if it is an integer in ``[1, domain_size]``."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ValueError(f"{name} must be an integer, got {k!r}")
-    if not 1 <= k <= domain_size:
-        raise ValueError(f"{name} must lie in [1, {domain_size}], got {k}")
-    return int(k)
+    return check_int(k, name, minimum=1, maximum=domain_size)
 
 
 def check_probability(x: float, name: str, *, open_interval: bool = True) -> float:
-    """Return ``x`` if it is a probability (in (0, 1) by default)."""
-    try:
-        val = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {x!r}") from None
-    ok = 0 < val < 1 if open_interval else 0 <= val <= 1
-    if not math.isfinite(val) or not ok:
-        raise ValueError(f"{name} must lie in (0, 1), got {x!r}")
-    return val
+    """Return ``x`` if it is a probability: in (0, 1) by default, [0, 1] if not open."""
+    return check_float(
+        x,
+        name,
+        minimum=0.0,
+        maximum=1.0,
+        strict_minimum=open_interval,
+        strict_maximum=open_interval,
+    )
 
 
 def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     """Return ``value`` if it is one of ``choices``."""
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(str, choices))}")
     return value

@@ -30,8 +30,14 @@ from scipy.special import logsumexp
 
 logger = logging.getLogger(__name__)
 
+#: Upper end of the exponent's search interval (both fits).
+S_MAX = 20.0
 #: Half-width of the count window, in units of sigma: terms below exp(-W^2/2) ~ 3e-18 are dropped.
 WINDOW = 9.0
+#: Largest spline error (log units) accepted at an interval's midpoint before it is split.
+REFINE_TOL = 1e-8
+#: Rounds of splitting at most.
+REFINE_DEPTH = 12
 #: Grid nodes per sigma near zero.
 NODES_PER_SIGMA = 16
 #: Relative node spacing of the geometric part of the grid.
@@ -72,7 +78,7 @@ def prior_mean(s: float, n: int) -> float:
     return power_sum(s - 1, n) / power_sum(s, n)
 
 
-def fit_exponent_mean(y_mean: float, n: int, s_max: float = 20.0) -> float:
+def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> float:
     """Fit ``s`` by matching the prior mean count to the observed mean (Calibrate).
 
     Parameters
@@ -129,13 +135,26 @@ class _Counts:
 def _log_sums(
     y: float, s: float, sigma_c: float, n: int, counts: _Counts | None = None
 ) -> tuple[float, float, float]:
-    """Log of :math:`\\sum_x x^{k-s} e^{-(x-y)^2/2\\sigma_c^2}` for k = 0, 1, 2 (windowed)."""
+    """Log of :math:`\\sum_x x^{k-s} e^{-(x-y)^2/2\\sigma_c^2}` for k = 0, 1, 2.
+
+    Summed over the counts that carry weight: those within ``WINDOW`` noise standard
+    deviations of ``y``, and those down to 1 when the prior makes them count.
+    """
     lo, hi = _window(y, sigma_c, n)
     if counts is None:
         counts = _Counts(hi)
     x = counts.x[lo - 1 : hi]
     logw = -s * counts.logx[lo - 1 : hi] - (x - y) ** 2 * (0.5 / sigma_c**2)
     top = logw.max()
+    # Below the window the weight falls from x = 1 (where the prior peaks) and then rises
+    # towards the window, so its largest term is at x = 1 or at the window's edge. When a
+    # steep prior makes x = 1 outweigh the window (s near s_max, y a few sigma above 0),
+    # the counts below the window carry the posterior and are summed too.
+    if lo > 1 and -((1.0 - y) ** 2) * (0.5 / sigma_c**2) > top - 0.5 * WINDOW**2:
+        lo = 1
+        x = counts.x[:hi]
+        logw = -s * counts.logx[:hi] - (x - y) ** 2 * (0.5 / sigma_c**2)
+        top = logw.max()
     w = np.exp(logw - top)
     # Plain multiply-and-sum, not ``@``: a multi-threaded BLAS dot on vectors this
     # short can be a thousand times slower when the cores are busy.
@@ -224,12 +243,57 @@ class PosteriorGrid:
 
     def __init__(self, s: float, sigma_c: float, n: int, y_min: float, y_max: float) -> None:
         self.s, self.sigma_c, self.n = s, sigma_c, n
-        self.nodes = spline_nodes(y_min, y_max, sigma_c)
-        counts = _Counts.for_range(float(self.nodes.max()), sigma_c, n)
-        sums = np.array([_log_sums(float(t), s, sigma_c, n, counts) for t in self.nodes])
-        self.log_den = CubicSpline(self.nodes, sums[:, 0])
-        self.log_ratio = CubicSpline(self.nodes, sums[:, 1] - sums[:, 0])
-        self.log_ratio2 = CubicSpline(self.nodes, sums[:, 2] - sums[:, 0])
+        nodes = spline_nodes(y_min, y_max, sigma_c)
+        counts = _Counts.for_range(float(nodes.max()), sigma_c, n)
+
+        def exact(points: np.ndarray) -> np.ndarray:
+            return np.array([_log_sums(float(t), s, sigma_c, n, counts) for t in points])
+
+        sums = exact(nodes)
+        self._fit(nodes, sums)
+        # Check every interval at its midpoint and split those where a spline is off by
+        # more than REFINE_TOL (a steep prior makes the posterior mean jump from near 1 to
+        # near y over a fraction of a noise sd); only the split intervals are checked again.
+        todo = np.arange(nodes.size - 1)
+        self.refinements = 0
+        for _ in range(REFINE_DEPTH):
+            if todo.size == 0:
+                break
+            mids = (nodes[todo] + nodes[todo + 1]) / 2
+            at_mids = exact(mids)
+            bad = self._error(mids, at_mids) > REFINE_TOL
+            if not bad.any():
+                break
+            nodes = np.concatenate([nodes, mids[bad]])
+            sums = np.concatenate([sums, at_mids[bad]])
+            order = np.argsort(nodes)
+            nodes, sums = nodes[order], sums[order]
+            self._fit(nodes, sums)
+            self.refinements += int(bad.sum())
+            new = np.flatnonzero(np.isin(nodes, mids[bad]))
+            todo = np.unique(np.concatenate([new - 1, new]))
+            todo = todo[(todo >= 0) & (todo < nodes.size - 1)]
+        self.nodes = nodes
+
+    def _fit(self, nodes: np.ndarray, sums: np.ndarray) -> None:
+        self.log_den = CubicSpline(nodes, sums[:, 0])
+        self.log_ratio = CubicSpline(nodes, sums[:, 1] - sums[:, 0])
+        self.log_ratio2 = CubicSpline(nodes, sums[:, 2] - sums[:, 0])
+
+    def _error(self, points: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        """Largest error of the three splines at ``points`` (log units)."""
+        return np.max(
+            np.abs(
+                np.stack(
+                    [
+                        self.log_den(points) - sums[:, 0],
+                        self.log_ratio(points) - (sums[:, 1] - sums[:, 0]),
+                        self.log_ratio2(points) - (sums[:, 2] - sums[:, 0]),
+                    ]
+                )
+            ),
+            axis=0,
+        )
 
     def covers(self, y) -> bool:
         """Whether every ``y`` lies inside the interpolation range."""
@@ -278,7 +342,7 @@ def log_marginal(y, s: float, sigma_c: float, n: int) -> float:
     return float(log_den.sum() - y.size * log_norm)
 
 
-def fit_exponent_mle(y, sigma_c: float, n: int, s_max: float = 10.0) -> float:
+def fit_exponent_mle(y, sigma_c: float, n: int, s_max: float = S_MAX) -> float:
     """Fit ``s`` by maximising the marginal likelihood (Calibrate's Equation 16)."""
     res = optimize.minimize_scalar(
         lambda s: -log_marginal(y, s, sigma_c, n),

@@ -190,13 +190,13 @@ class Estimate:
         truth most of the time (``experiments/bayes_accuracy.py``). Single values are
         fine with either.
         """
+        prob = check_probability(prob, "prob")
+        idx = check_indices(indices, self.domain_size)
         if self.uncertainty is None:
             raise ValueError(
                 f"method {self.method!r} gives no posterior draws; credible intervals "
                 "need a Bayesian method such as 'bayes-consistent'"
             )
-        prob = check_probability(prob, "prob")
-        idx = check_indices(indices, self.domain_size)
         sums = subset_sum_draws(self.uncertainty, idx)
         lo, hi = np.quantile(sums, [(1 - prob) / 2, (1 + prob) / 2])
         return float(lo), float(hi)

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp._validation import check_counts, check_estimates, check_probability
+from bayesldp._validation import (
+    check_counts,
+    check_epsilon,
+    check_estimates,
+    check_int,
+    check_probability,
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,8 @@ class Measurement:
     -----
     Build one with :meth:`from_support_counts` (counts from a real deployment) or
     with an oracle's ``aggregate`` / ``simulate``. The constructor validates its
-    fields, so a Measurement is always internally consistent.
+    fields, so a Measurement is always internally consistent: the estimates must be
+    the ones the support counts give, and GRR's counts must sum to ``n``.
     """
 
     estimates: np.ndarray
@@ -60,21 +67,39 @@ class Measurement:
     def __post_init__(self) -> None:
         est = check_estimates(self.estimates, "estimates")
         counts = check_counts(self.support_counts, "support_counts", length=est.size)
-        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer) or self.n < 1:
-            raise ValueError(f"n must be a positive integer, got {self.n!r}")
+        n = check_int(self.n, "n", minimum=1)
         p = check_probability(self.p, "p", open_interval=False)
         q = check_probability(self.q, "q", open_interval=False)
         if not p > q:
             raise ValueError(f"p must exceed q, got p={p}, q={q}")
-        if counts.max() > self.n:
-            raise ValueError(f"support_counts exceed n={self.n}: max is {counts.max()}")
+        if counts.max() > n:
+            raise ValueError(f"support_counts exceed n={n}: max is {counts.max()}")
+        if self.oracle == "GRR" and counts.sum() != n:
+            raise ValueError(
+                f"support_counts of GRR must sum to n (each user reports one item): they sum "
+                f"to {counts.sum()}, n={n}"
+            )
+        # The estimates must be the ones the counts give: anything else is a measurement
+        # that contradicts itself, and methods would silently use one or the other.
+        implied = (counts / n - q) / (p - q)
+        if not np.allclose(est, implied, rtol=1e-9, atol=1e-12):
+            worst = int(np.argmax(np.abs(est - implied)))
+            raise ValueError(
+                f"estimates disagree with support_counts: item {worst} has estimate "
+                f"{est[worst]!r} but its count gives {implied[worst]!r}; build the "
+                "Measurement with Measurement.from_support_counts"
+            )
         est.setflags(write=False)
         counts.setflags(write=False)
         object.__setattr__(self, "estimates", est)
         object.__setattr__(self, "support_counts", counts)
-        object.__setattr__(self, "n", int(self.n))
+        object.__setattr__(self, "n", n)
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "q", q)
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        if not isinstance(self.oracle, str):
+            raise ValueError(f"oracle must be a name, got {self.oracle!r}")
 
     @classmethod
     def from_support_counts(
@@ -119,8 +144,7 @@ class Measurement:
         [1.4, -0.2, -0.2]
         """
         c = check_counts(counts, "counts")
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+        n = check_int(n, "n", minimum=1)
         p = check_probability(p, "p", open_interval=False)
         q = check_probability(q, "q", open_interval=False)
         if not p > q:

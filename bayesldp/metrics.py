@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp._validation import check_estimates, check_k
+from bayesldp._validation import check_estimates, check_float, check_int, check_k, check_rng
 from bayesldp.estimate import Estimate
 
 __all__ = [
@@ -49,19 +49,30 @@ def mae(true, estimate) -> float:
 
 
 def random_subsets(
-    domain_size: int, percent: float, n_queries: int, rng: np.random.Generator
+    domain_size: int, percent: float, n_queries: int, rng: np.random.Generator | int | None
 ) -> np.ndarray:
     """Draw ``n_queries`` random item sets, each ``percent`` % of the domain.
+
+    Parameters
+    ----------
+    domain_size : int
+        Number of items.
+    percent : float
+        Size of each set, in (0, 100] percent of the domain (at least one item).
+    n_queries : int
+        Number of sets.
+    rng : numpy.random.Generator or int
+        Randomness (a Generator or a seed).
 
     Returns
     -------
     numpy.ndarray
         Boolean masks of shape ``(n_queries, domain_size)``.
     """
-    if not 0 < percent <= 100:
-        raise ValueError(f"percent must lie in (0, 100], got {percent!r}")
-    if n_queries < 1:
-        raise ValueError(f"n_queries must be >= 1, got {n_queries!r}")
+    domain_size = check_int(domain_size, "domain_size", minimum=1)
+    percent = check_float(percent, "percent", minimum=0.0, maximum=100.0, strict_minimum=True)
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
+    rng = check_rng(rng)
     size = max(1, round(domain_size * percent / 100))
     keys = rng.random((n_queries, domain_size))
     chosen = np.argpartition(keys, size - 1, axis=1)[:, :size]
@@ -71,7 +82,11 @@ def random_subsets(
 
 
 def set_value_mse(
-    true, estimate: Estimate, percent: float, rng: np.random.Generator, n_queries: int = 10
+    true,
+    estimate: Estimate,
+    percent: float,
+    rng: np.random.Generator | int | None,
+    n_queries: int = 10,
 ) -> float:
     """Set-value MSE: squared error of subset sums over random sets of ``percent`` %.
 
@@ -112,8 +127,7 @@ def heavy_hitters(true, estimate, threshold: float) -> HeavyHitterScore:
     (the conventions that keep the curves continuous); F is their harmonic mean.
     """
     f, est = _pair(true, estimate)
-    if not np.isfinite(threshold):
-        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)
     truth, pred = f >= threshold, est >= threshold
     tp = int((truth & pred).sum())
     precision = tp / pred.sum() if pred.any() else 1.0

@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from bayesldp._validation import check_choice
+from bayesldp.errors import ConvergenceError, ConvergenceWarning
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 
@@ -52,14 +53,6 @@ __all__ = [
     "postprocess",
     "register_method",
 ]
-
-
-class ConvergenceWarning(RuntimeWarning):
-    """An iterative method stopped (on ``max_iter``) before meeting its tolerance."""
-
-
-class ConvergenceError(RuntimeError):
-    """An iterative method stopped before converging and has no valid answer to give."""
 
 
 class Method(Protocol):
