@@ -19,6 +19,21 @@ def _is_number(value) -> bool:
     )
 
 
+def as_array(value, name: str) -> np.ndarray:
+    """``numpy.asarray(value)``, or a ValueError naming ``name`` if it is not array-like.
+
+    Ragged nestings (``[1, [2, 3]]``) and objects NumPy cannot read as an array are
+    refused here, not deep inside NumPy.
+    """
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{name} must be an array of numbers: {err}") from None
+    if arr.dtype == object:
+        raise ValueError(f"{name} must be an array of numbers, got {value!r:.80}")
+    return arr
+
+
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise ValueError naming ``name``.
 
@@ -114,7 +129,7 @@ def check_counts(counts, name: str = "counts", length: int | None = None) -> np.
     length : int, optional
         Required length (the domain size).
     """
-    arr = np.asarray(counts)
+    arr = as_array(counts, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -137,7 +152,7 @@ def check_counts(counts, name: str = "counts", length: int | None = None) -> np.
 
 def check_estimates(estimates, name: str = "estimates") -> np.ndarray:
     """Return a finite, non-empty 1-D float64 array of real numbers (no bools), or raise."""
-    arr = np.asarray(estimates)
+    arr = as_array(estimates, name)
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
@@ -154,7 +169,7 @@ def check_estimates(estimates, name: str = "estimates") -> np.ndarray:
 
 def check_values(values, domain_size: int, name: str = "values") -> np.ndarray:
     """Return user values as an int64 array of indices in ``[0, domain_size)``."""
-    arr = np.asarray(values)
+    arr = as_array(values, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
@@ -171,7 +186,7 @@ def check_values(values, domain_size: int, name: str = "values") -> np.ndarray:
 
 def check_indices(indices, domain_size: int, name: str = "indices") -> np.ndarray:
     """Return subset indices (ints or a boolean mask) as unique int64 indices."""
-    arr = np.asarray(indices)
+    arr = as_array(indices, name)
     if arr.dtype == bool:
         if arr.shape != (domain_size,):
             raise ValueError(

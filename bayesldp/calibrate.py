@@ -32,6 +32,9 @@ logger = logging.getLogger(__name__)
 
 #: Upper end of the exponent's search interval (both fits).
 S_MAX = 20.0
+#: Largest exponent accepted: 2^-1000 underflows, so beyond it the prior is a point mass
+#: at count 1 in double precision.
+S_LIMIT = 1000.0
 #: Half-width of the count window, in units of sigma: terms below exp(-W^2/2) ~ 3e-18 are dropped.
 WINDOW = 9.0
 #: Largest spline error (log units) accepted at an interval's midpoint before it is split.

@@ -315,11 +315,18 @@ def mle_apx(m: Measurement, *, max_iter: int | None = None) -> Estimate:
     limit = m.domain_size if max_iter is None else check_int(max_iter, "max_iter", minimum=1)
     for it in range(1, limit + 1):
         size = int(active.sum())
+        if size == 1:  # one item left: the constraint alone decides (Eq. 14 is 0/0 here)
+            return _estimate(m, "mle-apx", active.astype(np.float64), iterations=it, support=1)
         x = (a[active].sum() - size * q - pq) / (pq * (1 - p - q) + size * q * (1 - q))
         f = np.where(active, (a - q - q * (1 - q) * x) / (pq + pq * (1 - p - q) * x), 0.0)
         negative = f < 0
         if not negative.any():
-            return _estimate(m, "mle-apx", f, x=float(x), iterations=it, support=size)
+            # Eq. (14) sums to 1 in exact arithmetic; when p is near 1 its denominator
+            # cancels and the computed sum can be off by 1e-6: divide the rounding out.
+            total = float(f.sum())
+            return _estimate(
+                m, "mle-apx", f / total, x=float(x), iterations=it, support=size, sum_before=total
+            )
         active &= ~negative
     raise ConvergenceError(
         f"mle-apx: {limit} active-set passes left negative frequencies (max_iter={max_iter}); "
@@ -393,7 +400,12 @@ def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
 
     values, weights, expand = count_classes(m.support_counts)
     kappa, f = _binomial_multiplier(values.astype(np.float64), weights, n, q, pq)
-    return _estimate(m, "mle", expand(f), likelihood=kind, multiplier=float(kappa * pq))
+    # the multiplier is found to a few ulps; where the sum is steep in it (counts near n,
+    # p near 1) that leaves the sum off by up to ~1e-9: divide it out
+    total = _dot(weights, f)
+    return _estimate(
+        m, "mle", expand(f / total), likelihood=kind, multiplier=float(kappa * pq), sum_before=total
+    )
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -670,13 +682,14 @@ def power(
     m : Measurement
         The oracle output; its noise must be positive (``p - q < 1``).
     s : float, optional
-        The exponent, ``>= 0``; fitted from the data when omitted.
+        The exponent, in ``[0, S_LIMIT]`` (``bayesldp.calibrate.S_LIMIT``: beyond it the
+        prior is a point mass at count 1 to double precision); fitted when omitted.
     fit : {"mean", "mle"}
         How to fit ``s``: match the prior's mean count to the observed mean
         (Calibrate's mean-variance method, as the authors' code does), or maximise the
         marginal likelihood (Calibrate's Eq. 16).
     s_max : float
-        Upper end of the exponent's search interval (``> 0``).
+        Upper end of the exponent's search interval, in ``(0, S_LIMIT]``.
 
     Returns
     -------
@@ -684,7 +697,7 @@ def power(
         ``info["s"]`` is the exponent used, ``info["fit"]`` how it was chosen.
     """
     fit = check_choice(fit, ("mean", "mle"), "fit")
-    s_max = check_float(s_max, "s_max", minimum=0.0, strict_minimum=True)
+    s_max = check_float(s_max, "s_max", minimum=0.0, maximum=calibrate.S_LIMIT, strict_minimum=True)
     n = m.n
     sigma_c = m.sigma * n
     if not sigma_c > 0:
@@ -702,7 +715,7 @@ def power(
             s = calibrate.fit_exponent_mle(y, sigma_c, n, s_max=s_max)
     else:
         how = "given"
-        s = check_float(s, "s", minimum=0.0)
+        s = check_float(s, "s", minimum=0.0, maximum=calibrate.S_LIMIT)
     f = calibrate.posterior_mean(y, float(s), sigma_c, n) / n
     return _estimate(m, "power", f, s=float(s), fit=how)
 
