@@ -56,10 +56,11 @@ Polishing and the KKT check
 ---------------------------
 An interior-point or first-order solver's ``"optimal"`` bounds the objective gap,
 not the distance in :math:`f`: at the default tolerances the solvers' frequencies
-are 1e-6 to 4e-4 from the minimiser, slightly negative, and the items near zero are
+are up to 4e-4 from the minimiser, slightly negative, and the items near zero are
 not set apart from the items at zero. So by default (``polish=True``) the solver's
 answer is polished, using only the solver's output and the problem's own
-derivatives:
+derivatives (never the closed forms of :mod:`bayesldp.methods`, so that the result
+stays an independent check of them):
 
 1. *Support.* The items the solver left at zero are those with
    :math:`f_v \\le \\lambda_v` (its primal value below its multiplier); the others
