@@ -116,7 +116,6 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +133,7 @@ __all__ = [
     "DEFAULT_SOLVERS",
     "KKT_TOL",
     "MAX_CORRECTIONS",
-    "METHODS",
+    "PROBLEMS",
     "SolverFailedError",
     "cls",
     "curvature",
@@ -256,15 +255,15 @@ def _solver_options(
 # ---------------------------------------------------------------------------
 
 
-class _Terms:
+class ObjectiveTerms:
     """:math:`F(f) = \\sum_v F_v(f_v)` of one method, with its first two derivatives.
 
     ``idx`` selects the items that ``f`` holds (all of them by default).
     """
 
     def __init__(self, method: str, m: Measurement, likelihood: str = "auto") -> None:
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        if method not in PROBLEMS:
+            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(PROBLEMS)}")
         self.method = method
         self.kind = likelihood_kind(m, likelihood) if method == "mle" else None
         self.ft = m.estimates
@@ -337,7 +336,7 @@ class _Terms:
 
 
 @dataclass
-class _Polished:
+class PolishResult:
     """Result of :func:`_polish`."""
 
     frequencies: np.ndarray
@@ -353,7 +352,7 @@ class _Polished:
 
 
 def _newton(
-    terms: _Terms, support: np.ndarray, f_start: np.ndarray, nu_start: float
+    terms: ObjectiveTerms, support: np.ndarray, f_start: np.ndarray, nu_start: float
 ) -> tuple[np.ndarray, float, int]:
     """Minimise :math:`\\sum_{S} F_v(f_v)` s.t. :math:`\\sum_S f_v = 1` by Newton's method.
 
@@ -398,9 +397,9 @@ def _newton(
     return f, nu, iterations
 
 
-def _polish(
-    terms: _Terms, f0: np.ndarray, nu0: float, lam0: np.ndarray, tol: float = KKT_TOL
-) -> _Polished:
+def polish_point(
+    terms: ObjectiveTerms, f0: np.ndarray, nu0: float, lam0: np.ndarray, tol: float = KKT_TOL
+) -> PolishResult:
     """Polish a solver's point on its support and check the KKT conditions."""
     f0 = np.asarray(f0, dtype=np.float64)
     lam0 = np.asarray(lam0, dtype=np.float64)
@@ -417,7 +416,7 @@ def _polish(
         lam[support] = 0.0
         res = _kkt(terms, f, {"sum": nu, "nonneg": lam})
         if max(res.values()) <= tol:
-            return _Polished(f, nu, lam, res, True, int(support.sum()), rounds, newton_total,
+            return PolishResult(f, nu, lam, res, True, int(support.sum()), rounds, newton_total,
                              sorted(moved))  # fmt: skip
         leave = support & (f < -tol)
         join = ~support & (lam < -tol) & usable
@@ -438,7 +437,7 @@ def _polish(
         moved.update(np.flatnonzero(change).tolist())
         support = (support & ~leave) | join
         start, nu_start = f, nu
-    return _Polished(f, nu, lam, res, False, int(support.sum()), rounds, newton_total,
+    return PolishResult(f, nu, lam, res, False, int(support.sum()), rounds, newton_total,
                      sorted(moved), reason)  # fmt: skip
 
 
@@ -497,10 +496,10 @@ def _solve(
             else np.full(raw.size, np.nan)
         ),
     }
-    terms = _Terms(method, m, likelihood)
+    terms = ObjectiveTerms(method, m, likelihood)
     if polish:
         lam0 = np.nan_to_num(solver_duals["nonneg"], nan=0.0)
-        result = _polish(terms, raw, solver_duals["sum"], lam0)
+        result = polish_point(terms, raw, solver_duals["sum"], lam0)
         if not result.verified:
             logger.info("%s (cvxpy, %s): polishing failed: %s", method, name, result.reason)
             raise SolverFailedError(
@@ -720,7 +719,9 @@ def mle(
     return est
 
 
-METHODS: dict[str, Callable[..., Estimate]] = {"cls": cls, "mle-apx": mle_apx, "mle": mle}
+#: The problems this module formulates (the methods that declare a ``cvxpy`` backend in
+#: :mod:`bayesldp.registry`, where they are listed; a test keeps the two in step).
+PROBLEMS: tuple[str, ...] = ("cls", "mle-apx", "mle")
 
 
 # ---------------------------------------------------------------------------
@@ -729,22 +730,22 @@ METHODS: dict[str, Callable[..., Estimate]] = {"cls": cls, "mle-apx": mle_apx, "
 
 
 def objective(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> float:
-    """Value of the objective :math:`F(f)` that ``METHODS[method]`` minimises.
+    """Value of the objective :math:`F(f)` that method ``method`` minimises.
 
     The rescaled forms of the module notes: for ``mle-apx``, Eq. (13) times
     :math:`q(1-q)/(p-q)^2`; for ``mle``, the scaled divergence to the saturated model.
     """
-    return _Terms(method, m, likelihood).value(np.asarray(f, dtype=np.float64))
+    return ObjectiveTerms(method, m, likelihood).value(np.asarray(f, dtype=np.float64))
 
 
 def gradient(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
-    """Gradient :math:`\\nabla F(f)` of the objective of ``METHODS[method]``."""
-    return _Terms(method, m, likelihood).grad(np.asarray(f, dtype=np.float64))
+    """Gradient :math:`\\nabla F(f)` of the objective of method ``method``."""
+    return ObjectiveTerms(method, m, likelihood).grad(np.asarray(f, dtype=np.float64))
 
 
 def curvature(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
     """Diagonal of the Hessian :math:`\\nabla^2 F(f)` (the objective is separable)."""
-    return _Terms(method, m, likelihood).curv(np.asarray(f, dtype=np.float64))
+    return ObjectiveTerms(method, m, likelihood).curv(np.asarray(f, dtype=np.float64))
 
 
 def kkt_residuals(
@@ -776,10 +777,10 @@ def kkt_residuals(
         (largest :math:`|\\lambda_v f_v|`) and ``stationarity`` (largest
         :math:`|\\nabla F(f) + \\nu - \\lambda|`).
     """
-    return _kkt(_Terms(method, m, likelihood), f, duals)
+    return _kkt(ObjectiveTerms(method, m, likelihood), f, duals)
 
 
-def _kkt(terms: _Terms, f: np.ndarray, duals: dict[str, Any]) -> dict[str, float]:
+def _kkt(terms: ObjectiveTerms, f: np.ndarray, duals: dict[str, Any]) -> dict[str, float]:
     f = np.asarray(f, dtype=np.float64)
     lam = np.asarray(duals["nonneg"], dtype=np.float64)
     nu = float(duals["sum"])

@@ -393,8 +393,8 @@ def test_polish_does_not_use_the_closed_forms(monkeypatch):
 
     for name in ("cls", "mle_apx", "mle", "norm_sub", "project_simplex", "shift_to_total"):
         monkeypatch.setattr(methods, name, refuse)
-    for name, func in convex.METHODS.items():
-        est = func(m)
+    for name in convex.PROBLEMS:
+        est = bayesldp.postprocess(m, name, backend="cvxpy")
         np.testing.assert_allclose(est.frequencies, expected[name], rtol=0, atol=ATOL)
 
 
@@ -402,7 +402,7 @@ def test_gradient_and_curvature_match_finite_differences():
     m = simulated("GRR", 1.0, 12, n=20_000, seed=6)
     f = np.linspace(0.02, 0.15, 12)
     h = 1e-6
-    for method in convex.METHODS:
+    for method in convex.PROBLEMS:
         g = convex.gradient(method, m, f)
         c = convex.curvature(method, m, f)
         for v in range(12):
@@ -464,18 +464,18 @@ def test_polish_moves_only_items_at_the_boundary():
     """Corrections change the side of items the solver could not place, never others."""
     m = toy_measurement(TOY["ties-at-cut"])  # optimum 0.55, 0.45, 0, 0, 0
     closed = methods.cls(m).frequencies
-    terms = convex._Terms("cls", m)
+    terms = convex.ObjectiveTerms("cls", m)
     nu, lam = implied_duals("cls", m, closed)
     # An interior-point answer that leaves item 1 (f* = 0.45) clearly in the support and
     # tied item 2 (f* = 0, lambda* = 0) ambiguous, put on the wrong side.
     f0, lam0 = closed.copy(), np.maximum(lam, 0)
     f0[2], lam0[2] = 1e-6, 2e-6
-    ok = convex._polish(terms, f0, nu, lam0)
+    ok = convex.polish_point(terms, f0, nu, lam0)
     assert ok.verified
     np.testing.assert_allclose(ok.frequencies, closed, atol=1e-15)
     # Item 1 placed clearly on the wrong side: refused, not corrected.
     f0[1], lam0[1] = 0.0, 0.3
-    bad = convex._polish(terms, f0, nu, lam0)
+    bad = convex.polish_point(terms, f0, nu, lam0)
     assert not bad.verified and "placed clearly" in bad.reason
 
 
@@ -503,11 +503,6 @@ def test_mle_zero_count_verified_by_kkt():
     check.check_stationary_lagrangian(KKT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="methods.mle (binomial) evaluates 0/0 at kappa = -n when a support count is 0 "
-    "and brentq raises; bayesldp/methods.py is being restructured elsewhere",
-)
 def test_closed_form_mle_zero_count():
     m = toy_measurement([-1.0, 0.5, 0.6])
     assert_agrees("mle", m, convex.mle(m))
@@ -654,9 +649,9 @@ def test_bad_options_raise_value_error():
 
 
 def test_methods_table_and_signatures():
-    assert set(convex.METHODS) == {"cls", "mle-apx", "mle"}
+    assert set(convex.PROBLEMS) == {"cls", "mle-apx", "mle"}
     m = simulated("GRR", 1.0, 8, n=10_000, seed=4)
-    for name in convex.METHODS:
+    for name in convex.PROBLEMS:
         est = bayesldp.postprocess(m, name, backend="cvxpy", solver="SCS", tol=1e-9)
         assert est.info["solver"] == "SCS"
         assert est.frequencies.shape == (8,)
@@ -694,3 +689,10 @@ def test_mle_gap_tiny(tmp_path):
     assert (summary.loc[summary["method"] == "mle", "cvxpy_mle_max_abs_diff"] < 1e-6).all()
     assert (tmp_path / "mle_gap_summary.csv").exists()
     assert (tmp_path / "mle_gap.md").exists()
+
+
+def test_problems_are_the_registry_s_cvxpy_backends():
+    from bayesldp.registry import get_method, method_names
+
+    declared = {m for m in method_names() if "cvxpy" in get_method(m).backends}
+    assert declared == set(convex.PROBLEMS)
