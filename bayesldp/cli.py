@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -77,14 +78,17 @@ def _aggregate(args: argparse.Namespace) -> int:
     from bayesldp.experiments.runner import close_client, make_client
     from bayesldp.io import write_json
 
-    oracle = dask_aggregate.oracle_from_files(args.reports, args.oracle, args.epsilon, args.d)
+    # Absolute paths: the workers of an external scheduler run in other directories
+    # (aggregate_parquet resolves the files again, to absolute paths, before sending them).
+    reports = os.path.abspath(args.reports)
+    oracle = dask_aggregate.oracle_from_files(reports, args.oracle, args.epsilon, args.d)
     local = ("synchronous", "threads", "processes")
     scheduler = "synchronous" if args.no_dask else args.scheduler
     t0 = time.perf_counter()
     client = None if scheduler in local else make_client(scheduler, n_workers=args.workers)
     try:
         m = dask_aggregate.aggregate_parquet(
-            args.reports,
+            reports,
             oracle,
             column=args.column.split(",") if args.column else None,
             scheduler=scheduler if scheduler in local else client,
@@ -100,7 +104,7 @@ def _aggregate(args: argparse.Namespace) -> int:
         "p": m.p,
         "q": m.q,
         "support_counts": [int(c) for c in m.support_counts],
-        "reports": str(args.reports),
+        "reports": reports,
         "seconds": seconds,
     }
     write_json(args.out, record)

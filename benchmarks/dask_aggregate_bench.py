@@ -83,10 +83,7 @@ def _value_chunks(n: int, chunk: int, probs: np.ndarray, rng: np.random.Generato
 
 def _bytes_per_report_bound(oracle) -> int:
     """A generous upper bound on the Parquet bytes per report (before compression)."""
-    d = oracle.domain_size
-    return {"GRR": 4, "HR": 4, "OLH": 20, "SS": 4 * getattr(oracle, "k", 1)}.get(
-        oracle.name, -(-d // 8)
-    )
+    return 2 * oracle.report_nbytes
 
 
 def run(args: argparse.Namespace) -> dict:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import decimal
+import itertools
 import math
+import tracemalloc
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import bayesldp
 from bayesldp.oracles import fwht
@@ -15,21 +21,20 @@ ALL = list(bayesldp.ORACLES)
 
 
 def output_keys(oracle, reports) -> np.ndarray:
-    """Map each report to one hashable output symbol, for empirical output laws."""
+    """Map each report to one output symbol: its bytes as transmitted.
+
+    OLH is the exception: its hash parameters (a, b) are uniform whatever the value
+    (tested separately below), so its output is keyed by the hash function's values on
+    the domain and the bucket.
+    """
     r = np.asarray(reports)
     if isinstance(oracle, bayesldp.OLH):
-        # The output is the hash function (its values on the domain) and the bucket.
         items = np.arange(oracle.domain_size)
         pattern = oracle.hash(r[:, :1], r[:, 1:2], items[None, :])
-        digits = np.concatenate([pattern, r[:, 2:3]], axis=1)
+        digits = np.concatenate([pattern, r[:, 2:3].astype(np.int64)], axis=1)
         return digits @ (oracle.g ** np.arange(digits.shape[1]))
-    if isinstance(oracle, bayesldp.SS):
-        mask = np.zeros((r.shape[0], oracle.domain_size), dtype=np.int64)
-        np.put_along_axis(mask, r, 1, axis=1)
-        return mask @ (2 ** np.arange(oracle.domain_size))
-    if r.ndim == 2:  # unary encodings: bit vectors
-        return r.astype(np.int64) @ (2 ** np.arange(r.shape[1]))
-    return r
+    rows = np.ascontiguousarray(r).reshape(r.shape[0], -1)
+    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
 
 
 # (oracle, epsilon, domain size) small enough to enumerate the output space.
@@ -58,7 +63,7 @@ def test_privatize_satisfies_ldp(name, eps, d, rng):
     for v in range(d):
         keys = output_keys(oracle, oracle.privatize(np.full(trials, v), rng))
         uniq, cnt = np.unique(keys, return_counts=True)
-        laws.append(dict(zip(uniq.tolist(), cnt.tolist(), strict=True)))
+        laws.append(dict(zip([u.tobytes() for u in uniq], cnt.tolist(), strict=True)))
     outputs = set().union(*laws)
     worst_excess, largest = -np.inf, 0.0
     for o in outputs:
@@ -180,3 +185,410 @@ def test_oue_simulate_is_fast_enough_for_kosarak_scale(rng):
     oracle = bayesldp.OUE(1.0, 42178)
     m = oracle.simulate(rng.multinomial(10**6, zipf_frequencies(42178, 1.1)), rng)
     assert m.n == 10**6
+
+
+# ---------------------------------------------------------------------------
+# exact output laws of the transmitted reports
+
+
+def _exact_law(oracle, v):
+    """Every possible report (as bytes) for a user holding v, with its probability."""
+    d = oracle.domain_size
+    p = oracle.p
+    if isinstance(oracle, bayesldp.GRR):
+        rows = [np.array(u, dtype=oracle.report_dtype) for u in range(d)]
+        probs = [p if u == v else (1 - p) / (d - 1) for u in range(d)]
+    elif isinstance(oracle, bayesldp.HR):
+        k = oracle.K
+        own = [j for j in range(k) if bin((v + 1) & j).count("1") % 2 == 0]
+        rows = [np.array(j, dtype=oracle.report_dtype) for j in range(k)]
+        probs = [(p if j in own else 1 - p) / (k // 2) for j in range(k)]
+    elif isinstance(oracle, bayesldp.SS):
+        rows, probs = [], []
+        for s in itertools.combinations(range(d), oracle.k):
+            rows.append(np.array(s, dtype=oracle.report_dtype))
+            if v in s:
+                probs.append(p / math.comb(d - 1, oracle.k - 1))
+            else:
+                probs.append((1 - p) / math.comb(d - 1, oracle.k))
+    else:  # unary encodings: every bit vector, packed
+        q = oracle.q
+        rows, probs = [], []
+        for bits in itertools.product([0, 1], repeat=d):
+            rows.append(np.packbits(np.array(bits, dtype=np.uint8)))
+            pr = 1.0
+            for u, b in enumerate(bits):
+                on = p if u == v else q
+                pr *= on if b else 1 - on
+            probs.append(pr)
+    return [r.tobytes() for r in rows], np.array(probs)
+
+
+@pytest.mark.parametrize(
+    ("name", "eps", "d", "params"),
+    [
+        ("GRR", 1.0, 5, {}),
+        ("HR", 1.0, 5, {}),
+        ("OUE", 1.0, 5, {}),
+        ("SUE", 2.0, 5, {}),
+        ("SS", 1.0, 6, {"k": 2}),  # rejection sampler
+        ("SS", 0.5, 6, {"k": 3}),  # mask sampler
+    ],
+)
+def test_reports_follow_the_exact_law(name, eps, d, params, rng):
+    """Chi-square of the reports' bytes against the mechanism's exact output law."""
+    oracle = bayesldp.make_oracle(name, eps, d, **params)
+    outputs, probs = _exact_law(oracle, 1)
+    assert probs.sum() == pytest.approx(1.0)
+    trials = 60_000
+    reports = oracle.privatize(np.full(trials, 1), rng)
+    index = {o: i for i, o in enumerate(outputs)}
+    rows = np.ascontiguousarray(reports).reshape(trials, -1)
+    seen = np.bincount([index[r.tobytes()] for r in rows], minlength=len(outputs))
+    assert seen.sum() == trials  # nothing outside the law's support
+    assert stats.chisquare(seen, probs * trials).pvalue > 1e-4
+
+
+class _SmallPrimeOLH(bayesldp.OLH):
+    """OLH over the prime 13, so that every hash can be enumerated."""
+
+    prime = 13
+
+
+def test_olh_law_and_exact_q_by_enumeration(rng):
+    oracle = _SmallPrimeOLH(1.0, 6)
+    g, P = oracle.g, oracle.prime
+    # exact q: enumerate every hash (a, b) and the GRR step over buckets
+    p = Fraction(oracle.p)
+    other = (1 - p) / (g - 1)
+    q = Fraction(0)
+    for a in range(1, P):
+        for b in range(P):
+            same = (a * 3 + b) % P % g == (a * 1 + b) % P % g
+            q += (p if same else other) / ((P - 1) * P)
+    assert oracle.q == pytest.approx(float(q), rel=1e-14)
+    pairs = sum(
+        ((a * 3 + b) % P) % g == ((a * 1 + b) % P) % g for a in range(1, P) for b in range(P)
+    )
+    assert oracle.collision_probability == pytest.approx(pairs / ((P - 1) * P), rel=1e-15)
+    # the law of (a, b, y) for a user holding 1: chi-square over all 12 * 13 * g reports
+    trials = 100_000
+    r = oracle.privatize(np.full(trials, 1), rng).astype(np.int64)
+    seen = np.bincount(((r[:, 0] - 1) * P + r[:, 1]) * g + r[:, 2], minlength=(P - 1) * P * g)
+    expected = np.empty((P - 1, P, g))
+    for a in range(1, P):
+        for b in range(P):
+            h = (a + b) % P % g
+            expected[a - 1, b] = float(other)
+            expected[a - 1, b, h] = float(p)
+    expected /= (P - 1) * P
+    assert stats.chisquare(seen, expected.ravel() * trials).pvalue > 1e-4
+
+
+def test_olh_hash_parameters_do_not_depend_on_the_value(rng):
+    oracle = bayesldp.OLH(1.0, 10)
+    binned = [oracle.privatize(np.full(40_000, v), rng)[:, :2] >> 27 for v in (0, 9)]
+    for col in (0, 1):
+        table = [np.bincount(b[:, col], minlength=16) for b in binned]
+        assert stats.chi2_contingency(table).pvalue > 1e-4
+
+
+# ---------------------------------------------------------------------------
+# wire format
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("d", [2, 37, 256, 257, 1024])
+def test_wire_format(name, d, rng):
+    oracle = bayesldp.make_oracle(name, 1.0, d)
+    n = 500
+    reports = oracle.privatize(rng.integers(0, d, n), rng)
+    assert reports.dtype == oracle.report_dtype
+    assert reports.shape == (n, *oracle.report_shape)
+    assert reports.flags.c_contiguous
+    assert oracle.report_nbytes == reports.nbytes // n
+    if name in ("GRR", "HR", "SS"):
+        bound = oracle.K if name == "HR" else d
+        smallest = next(t for t in (np.uint8, np.uint16, np.uint32) if bound - 1 <= np.iinfo(t).max)
+        assert reports.dtype == smallest
+        assert reports.max() < bound
+    if name == "SS":
+        assert reports.shape[1] == oracle.k
+        assert np.all(reports[:, 1:] > reports[:, :-1])  # sorted, no repeats
+    if name in ("OUE", "SUE"):
+        assert reports.dtype == np.uint8 and reports.shape[1] == -(-d // 8)
+        bits = np.unpackbits(reports, axis=1)
+        assert not bits[:, d:].any()  # padding bits are 0
+    if name == "OLH":
+        assert reports.dtype == np.uint32 and reports.shape[1] == 3
+        assert reports[:, 0].min() >= 1 and reports[:, :2].max() < oracle.prime
+        assert reports[:, 2].max() < oracle.g
+    # the dtype depends on the parameters only: an empty batch has the same one
+    assert oracle.privatize(np.zeros(0, dtype=int), rng).dtype == reports.dtype
+
+
+def test_unary_bits_in_packbits_order(rng):
+    """Item j is bit 7 - j % 8 of byte j // 8: users at eps 30 report their own bit only."""
+    oracle = bayesldp.OUE(30.0, 20)
+    values = np.arange(20)
+    bits = np.unpackbits(oracle.privatize(values, rng), axis=1, count=20)
+    own = bits[values, values]
+    assert bits.sum() == own.sum()  # q = 9e-14: no other bit is set
+    assert 0 < own.mean() < 1  # p = 1/2
+
+
+def test_smallest_dtypes():
+    assert bayesldp.GRR(1.0, 256).report_dtype == np.uint8
+    assert bayesldp.GRR(1.0, 257).report_dtype == np.uint16
+    assert bayesldp.HR(1.0, 255).report_dtype == np.uint8  # K = 256
+    assert bayesldp.HR(1.0, 256).report_dtype == np.uint16  # K = 512
+    assert bayesldp.SS(1.0, 70_000).report_dtype == np.uint32
+
+
+# ---------------------------------------------------------------------------
+# strict validation of reports (each of these was silently accepted before)
+
+
+def test_unary_aggregate_refuses_float_reports():
+    """0.5 used to be truncated to 0."""
+    for oracle in (bayesldp.OUE(1.0, 16), bayesldp.SUE(1.0, 16)):
+        with pytest.raises(ValueError, match="reports"):
+            oracle.aggregate(np.full((100, 16), 0.5))
+        with pytest.raises(ValueError, match="reports"):
+            oracle.aggregate(np.full((100, 2), 0.5))
+
+
+def test_olh_aggregate_refuses_buckets_outside_g(rng):
+    oracle = bayesldp.OLH(1.0, 10)
+    reports = oracle.privatize(rng.integers(0, 10, 50), rng)
+    bad = reports.copy()
+    bad[3, 2] = oracle.g
+    with pytest.raises(ValueError, match="reports"):
+        oracle.aggregate(bad)
+    bad = reports.copy()
+    bad[3, 0] = 0  # a = 0 is not a hash of the family
+    with pytest.raises(ValueError, match="reports"):
+        oracle.support_counts(bad)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_support_counts_refuse_anything_but_the_wire_format(name, rng):
+    oracle = bayesldp.make_oracle(name, 1.0, 12)
+    reports = oracle.privatize(rng.integers(0, 12, 40), rng)
+    with pytest.raises(ValueError, match="reports"):
+        oracle.support_counts(reports.astype(np.int64))  # another dtype
+    with pytest.raises(ValueError, match="reports"):
+        oracle.support_counts(reports.astype(np.float64))
+    with pytest.raises(ValueError, match="reports"):
+        oracle.support_counts(reports[..., None])  # another shape
+    with pytest.raises(ValueError, match="reports"):
+        oracle.support_counts(reports.tolist())
+    with pytest.raises(ValueError, match="at least one"):
+        oracle.aggregate(reports[:0])
+    np.testing.assert_array_equal(oracle.support_counts(reports[:0]), np.zeros(12, np.int64))
+
+
+def test_out_of_range_and_malformed_reports(rng):
+    grr = bayesldp.GRR(1.0, 12)
+    with pytest.raises(ValueError, match=r"reports must lie in \[0, 12\)"):
+        grr.support_counts(np.array([0, 12], dtype=np.uint8))
+    hr = bayesldp.HR(1.0, 12)
+    with pytest.raises(ValueError, match="reports"):
+        hr.support_counts(np.array([0, 16], dtype=np.uint8))
+    ss = bayesldp.SS(1.0, 12, k=3)
+    good = ss.privatize(rng.integers(0, 12, 5), rng)
+    for bad in (good[:, ::-1], np.array([[1, 1, 2]], dtype=np.uint8)):
+        with pytest.raises(ValueError, match="increasing"):
+            ss.support_counts(np.ascontiguousarray(bad))
+    with pytest.raises(ValueError, match="reports"):
+        ss.support_counts(np.array([[1, 2, 12]], dtype=np.uint8))
+    oue = bayesldp.OUE(1.0, 12)
+    reports = oue.privatize(rng.integers(0, 12, 5), rng)
+    reports[0, 1] |= 0x01  # a padding bit (item 15 of a 12-item domain)
+    with pytest.raises(ValueError, match="padding"):
+        oue.support_counts(reports)
+
+
+# ---------------------------------------------------------------------------
+# registry and parameters
+
+
+def test_registry_and_make_oracle():
+    assert list(bayesldp.ORACLES) == ["GRR", "OUE", "SUE", "OLH", "SS", "HR"]
+    assert bayesldp.ORACLES["OLH"].parameter_names == ("g",)
+    assert bayesldp.ORACLES["SS"].parameter_names == ("k",)
+    olh = bayesldp.make_oracle("olh", 1.0, 100, g=7)
+    assert isinstance(olh, bayesldp.OLH) and olh.g == 7
+    ss = bayesldp.make_oracle("SS", 1.0, 100, k=9)
+    assert ss.k == 9
+    assert ss.parameters() == {"name": "SS", "epsilon": 1.0, "domain_size": 100, "k": 9}
+    rebuilt = bayesldp.make_oracle(**olh.parameters())
+    assert rebuilt.parameters() == olh.parameters()
+    with pytest.raises(ValueError, match="'g'"):
+        bayesldp.make_oracle("GRR", 1.0, 10, g=3)
+    with pytest.raises(ValueError, match=r"'kk'.*accepts.*k"):
+        bayesldp.make_oracle("SS", 1.0, 10, kk=3)
+    with pytest.raises(ValueError, match="unknown oracle 'XYZ'"):
+        bayesldp.make_oracle("XYZ", 1.0, 10)
+    with pytest.raises(ValueError, match="g must"):
+        bayesldp.make_oracle("OLH", 1.0, 10, g=1)
+    with pytest.raises(ValueError, match="g must"):
+        bayesldp.make_oracle("OLH", 1.0, 10, g=2.0)
+    with pytest.raises(ValueError, match="k must"):
+        bayesldp.make_oracle("SS", 1.0, 10, k=10)
+
+
+def test_register_oracle_refuses_duplicates_and_strangers():
+    from bayesldp.oracles import register_oracle
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_oracle(type("GRR2", (bayesldp.GRR,), {"name": "GRR"}))
+    with pytest.raises(ValueError, match="FrequencyOracle"):
+        register_oracle(object)
+    assert list(bayesldp.ORACLES) == ["GRR", "OUE", "SUE", "OLH", "SS", "HR"]
+
+
+# ---------------------------------------------------------------------------
+# large epsilon: no overflow, exact p and q, a clear error where undefined
+
+LARGE_EPS = [50.0, 100.0, 708.5, 709.7, 710.0, 1000.0]
+
+
+def _exact_pq(name, eps, d, oracle):
+    """p and q from their textbook forms, in 80-digit decimal arithmetic."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        e = Decimal(eps).exp()
+        if name == "GRR":
+            p, q = e / (e + d - 1), 1 / (e + d - 1)
+        elif name == "OUE":
+            p, q = Decimal("0.5"), 1 / (e + 1)
+        elif name == "SUE":
+            h = (Decimal(eps) / 2).exp()
+            p, q = h / (h + 1), 1 / (h + 1)
+        elif name == "HR":
+            p, q = e / (e + 1), Decimal("0.5")
+        elif name == "SS":
+            k = oracle.k
+            p = k * e / (k * e + d - k)
+            q = p * (k - 1) / (d - 1) + (1 - p) * k / (d - 1)
+        else:
+            g = oracle.g
+            c = Decimal(Fraction(oracle.collision_probability).numerator) / Decimal(
+                Fraction(oracle.collision_probability).denominator
+            )
+            p = e / (e + g - 1)
+            q = c * p + (1 - c) / (e + g - 1)
+        return float(p), float(q)
+
+
+@pytest.mark.parametrize("eps", LARGE_EPS)
+@pytest.mark.parametrize("name", ALL)
+def test_large_epsilon(name, eps, rng):
+    d = 40
+    oracle = bayesldp.make_oracle(name, eps, d)
+    p, q = _exact_pq(name, eps, d, oracle)
+    assert oracle.p == pytest.approx(p, rel=1e-13, abs=1e-300)
+    assert oracle.q == pytest.approx(q, rel=1e-13, abs=1e-300)
+    values = rng.integers(0, d, 2000)
+    m = oracle.aggregate(oracle.privatize(values, rng))
+    assert m.n == 2000 and np.isfinite(m.estimates).all()
+    if name in ("GRR", "SS") or (name == "OLH" and eps >= 100):
+        # the truth comes through: own value always supported, others almost never
+        assert np.all(m.support_counts >= np.bincount(values, minlength=d))
+    sim = oracle.simulate(np.bincount(values, minlength=d), rng)
+    assert np.isfinite(sim.estimates).all()
+    assert np.isfinite(oracle.variance(np.full(d, 1 / d))).all()
+
+
+def test_olh_default_g_is_capped_and_explicit_g_checked():
+    cap = bayesldp.OLH.max_default_g
+    assert bayesldp.OLH(44.0, 10).g == cap  # round(e^44 + 1) has 20 digits
+    assert bayesldp.OLH(math.log(cap) - 0.01, 10).g == round(math.exp(math.log(cap) - 0.01) + 1)
+    assert bayesldp.OLH(1.0, 10, g=2**31 - 1).g == 2**31 - 1
+    with pytest.raises(ValueError, match="g must be <= 2147483647"):
+        bayesldp.OLH(1.0, 10, g=2**31)
+    with pytest.raises(ValueError, match="domain_size must be at most"):
+        bayesldp.OLH(1.0, 2**31)
+
+
+@pytest.mark.parametrize("eps", [1e-9, 0.01])
+def test_small_epsilon_is_accurate(eps):
+    """The exp(-eps) forms lose nothing at small eps either."""
+    d = 10
+    oracle = bayesldp.GRR(eps, d)
+    assert oracle.p == pytest.approx(math.exp(eps) / (math.exp(eps) + d - 1), rel=1e-14)
+    assert bayesldp.OUE(eps, d).q == pytest.approx(1 / (math.exp(eps) + 1), rel=1e-14)
+
+
+# ---------------------------------------------------------------------------
+# memory stays flat in n
+
+
+def _peak(func, *args):
+    tracemalloc.start()
+    try:
+        out = func(*args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, out
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_privatize_memory_is_flat_in_n(name, monkeypatch):
+    """Beyond the reports themselves, peak memory does not grow with n."""
+    from bayesldp import oracles
+
+    monkeypatch.setattr(oracles, "CHUNK_CELLS", 1 << 12)
+    d = 64
+    oracle = bayesldp.make_oracle(name, 1.0, d)
+    rng = np.random.default_rng(0)
+    privatize, count = [], []
+    for n in (5_000, 20_000):  # more than one block of users (4096 at most) each time
+        values = rng.integers(0, d, n).astype(np.int64)
+        peak, reports = _peak(oracle.privatize, values, rng)
+        privatize.append(peak - reports.nbytes)
+        peak, _ = _peak(oracle.support_counts, reports)  # the aggregator side too
+        count.append(peak)
+    for extra in (privatize, count):
+        assert extra[1] < 1.2 * extra[0] + (64 << 10), extra  # does not grow with n
+        assert extra[1] < 64 * oracles.CHUNK_CELLS + (256 << 10), extra
+
+
+def test_grr_simulate_memory_does_not_grow_with_n(monkeypatch):
+    """Exact GRR simulation takes liars a block at a time (was 19 bytes per user)."""
+    from bayesldp import oracles
+
+    monkeypatch.setattr(oracles, "CHUNK_CELLS", 1 << 16)
+    d, n = 1 << 16, 4_000_000
+    oracle = bayesldp.GRR(1.0, d)
+    x = np.random.default_rng(0).multinomial(n, np.full(d, 1 / d))
+    peak, m = _peak(oracle.simulate, x, np.random.default_rng(1))
+    assert m.support_counts.sum() == n
+    assert peak < 80 * d + 64 * oracles.CHUNK_CELLS  # < 0.5 byte per user here
+
+
+TINY_BENCH = ["--domains", "64", "--users", "3000", "--subsample", "20", "--repeat", "1"]
+TINY_BENCH += ["--previous-users", "3000", "--grr-d", "1000", "--grr-n", "20000"]
+
+
+def test_user_side_benchmark_runs_with_tiny_arguments(tmp_path):
+    from tests.helpers import load_script
+
+    bench = load_script("benchmarks/user_side.py")
+    result = bench.main([*TINY_BENCH, "--libraries", "--out", str(tmp_path)])
+    ratios = result["ratios"].set_index("oracle")
+    assert set(ratios.index) == set(ALL)
+    assert (ratios["over_raw_random_bytes"] > 0).all()
+    for name in ("user_side.csv", "ratios.csv", "run.json"):
+        assert (tmp_path / name).exists()
+
+
+@pytest.mark.slow
+def test_user_side_benchmark_with_the_other_libraries(tmp_path):
+    from tests.helpers import load_script
+
+    bench = load_script("benchmarks/user_side.py")
+    frame = bench.main([*TINY_BENCH, "--out", str(tmp_path)])["user_side"]
+    assert {"pure-LDP", "multi-freq-ldpy"} <= set(frame["library"])
