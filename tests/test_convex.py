@@ -10,9 +10,7 @@ of cases, each solved with tightened tolerances, where
 
 from __future__ import annotations
 
-import importlib.util
 import zlib
-from pathlib import Path
 
 import cvxpy as cp
 import numpy as np
@@ -23,7 +21,6 @@ from bayesldp import convex, methods
 from bayesldp.oracles import make_oracle
 from tests.helpers import toy_measurement, zipf_frequencies
 
-ROOT = Path(__file__).resolve().parents[1]
 ATOL = 1e-6
 
 #: Tightened settings per method: solver, tolerance.
@@ -312,16 +309,9 @@ def test_methods_table_and_signatures():
 # ---------------------------------------------------------------------------
 
 
-def load_script(relative: str):
-    path = ROOT / relative
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_convex_bench_tiny(tmp_path):
-    bench = load_script("benchmarks/convex_bench.py")
+    from benchmarks import convex_bench as bench
+
     args = bench.build_parser().parse_args(
         ["--sizes", "50", "200", "--repeat", "1", "--out", str(tmp_path)]
     )
@@ -331,19 +321,3 @@ def test_convex_bench_tiny(tmp_path):
     assert (frame["max_abs_diff"] < 1e-5).all()
     assert (tmp_path / "convex_bench.csv").exists()
     assert (tmp_path / "convex_bench.png").exists()
-
-
-def test_mle_gap_tiny(tmp_path):
-    exp = load_script("experiments/mle_gap.py")
-    args = exp.build_parser().parse_args(
-        ["--reps", "2", "--d", "32", "--n", "20000", "--eps", "1", "--cvxpy-reps", "1",
-         "--ibu-max-iter", "2000", "--out", str(tmp_path)]
-    )  # fmt: skip
-    summary = exp.main(args)
-    assert {"mle-apx", "cls", "mle", "ibu"} <= set(summary["method"])
-    assert set(summary["dataset"]) == {"zipf", "flat"}
-    assert (summary["mse"] > 0).all()
-    # The cvxpy and numpy exact MLEs agree on the checked repetition.
-    assert (summary.loc[summary["method"] == "mle", "cvxpy_mle_max_abs_diff"] < 1e-6).all()
-    assert (tmp_path / "mle_gap_summary.csv").exists()
-    assert (tmp_path / "mle_gap.md").exists()
