@@ -216,7 +216,11 @@ def run_experiments(
          e.grid_for(c.mode).datasets if d not in c.datasets and not args.datasets}
     )  # fmt: skip
     if skipped:
-        _note(f"skipped {', '.join(skipped)}: pip install 'bayesldp[data]' to include them")
+        from bayesldp.datasets import DATASETS, parse_dataset
+
+        extras = sorted({DATASETS[parse_dataset(d)[0]].extra or "data" for d in skipped})
+        install = ", ".join(f"'bayesldp[{e}]'" for e in extras)
+        _note(f"skipped {', '.join(skipped)}: not installed here (pip install {install})")
     pending = []
     for experiment, config, folder in zip(experiments, configs, folders, strict=True):
         todo = prepare(experiment, config, folder, restart=args.restart)
@@ -240,6 +244,10 @@ def run_experiments(
             bar.close()
             _close_quietly(client, own_cluster)
             raise Stopped(done[0], len(pending)) from None
+        except (ValueError, ImportError) as err:
+            # raised by a task, not by the command line: show the traceback
+            _close_quietly(client, own_cluster)
+            raise RuntimeError(f"a task failed after {done[0]} of {len(pending)}: {err}") from err
         except BaseException:
             _close_quietly(client, own_cluster)
             raise
@@ -274,13 +282,12 @@ def _list_experiments() -> int:
 
 
 def experiment_main(experiment, argv: Sequence[str] | None = None) -> int:
-    """``main`` of a script in experiments/: the runner's options for one experiment."""
-    from bayesldp.runner import get_experiment
+    """``main`` of a module of experiments/: the runner's options for one experiment.
 
-    if experiment.task.__module__ == "__main__":
-        # run as ``python experiments/NAME.py``: use the installed module's declaration,
-        # which Dask workers can import by name
-        experiment = get_experiment(experiment.name)
+    Dask workers import an experiment's functions by module name, so a module run as a
+    script calls the ``main`` of its installed self (``bayesldp.experiments.NAME``), not
+    its ``__main__`` copy (see ``experiments/full_domain_mse.py``).
+    """
     parser = ArgumentParser(
         prog=f"{experiment.name}.py", description=f"{experiment.description} [{experiment.figure}]"
     )
@@ -308,14 +315,20 @@ def _experiment(args: argparse.Namespace) -> int:
 # demo
 
 
+def _demo_table(results):
+    """Per method (in the order run): mean of each query's error, sum and milliseconds."""
+    wide = results.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
+    wide["ms"] = results[results["metric"] == "mse"].groupby("method")["seconds"].mean() * 1e3
+    return wide.reindex(list(dict.fromkeys(results["method"]))).reset_index()
+
+
 def _demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from bayesldp.experiments import demo
     from bayesldp.plotting import dataset_note
-    from bayesldp.runner import build_config, run
+    from bayesldp.runner import build_config, get_experiment, run, warnings_by_method
 
-    experiment = demo.EXPERIMENT
+    experiment = get_experiment("demo")
     spec = "zipf" if (args.d, args.n) == (1024, 1_000_000) else f"zipf:d={args.d},n={args.n}"
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip()) or None
     config = build_config(
@@ -329,6 +342,7 @@ def _demo(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     folder = Path(args.out)
+    p = config.params
     print(
         f"{dataset_note(spec)} (s = 1.5), d = {args.d:,}, n = {args.n:,}, "
         f"eps = {config.epsilons[0]:g}, {config.oracles[0]}, {config.reps} repetitions, "
@@ -337,21 +351,18 @@ def _demo(args: argparse.Namespace) -> int:
     with tqdm(total=config.reps, desc="repetitions", unit="rep", disable=args.quiet) as bar:
         # the demo's folder is scratch: results of other settings are replaced
         result = run(experiment, config, folder, progress=bar.update, restart=True)
-    table = demo.table(result.results)
-    header = (
-        f"{'method':<12} {'full MSE':>10} {'50% set MSE':>12} {'top-10 MSE':>11} "
-        f"{'sum':>7} {'ms':>8}"
-    )
+    set_label, top_label = f"{p['set_percent']:g}% set MSE", f"top-{p['top_k']} MSE"
+    header = f"{'method':<16} {'full MSE':>10} {set_label:>12} {top_label:>11} {'sum':>7} {'ms':>8}"
     print(header)
     print("-" * len(header))
-    for row in table.itertuples():
+    for row in _demo_table(result.results).itertuples():
         print(
-            f"{row.method:<12} {row.mse:>10.3e} {row.set_mse:>12.3e} {row.topk_mse:>11.3e} "
-            f"{row.sum:>7.4f} {row.seconds * 1e3:>8.2f}"
+            f"{row.method:<16} {row.mse:>10.3e} {row.set_mse:>12.3e} {row.topk_mse:>11.3e} "
+            f"{row.sum:>7.4f} {row.ms:>8.2f}"
         )
-    for row in demo.warnings_by_method(result.results).itertuples():
+    for row in warnings_by_method(result.results).itertuples():
         message = row.messages if len(row.messages) <= 110 else row.messages[:107] + "..."
-        print(f"warning: {row.method} in {row.runs_warned} of {row.runs} runs: {message}")
+        print(f"warning: {row.method} in {row.tasks_warned} of {row.tasks} runs: {message}")
     print(f"wrote {folder / 'results.csv'}, {folder / 'summary.csv'} and {folder / 'figure.png'}")
     return 0
 

@@ -63,15 +63,18 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "EXPERIMENTS_PACKAGE",
+    "METHOD_STREAM",
     "MODES",
     "ROW_COLUMNS",
     "Config",
     "Experiment",
     "Grid",
+    "Row",
     "RunResult",
     "Task",
     "apply_methods",
     "build_config",
+    "check_methods",
     "close_client",
     "combine",
     "config_digest",
@@ -85,16 +88,21 @@ __all__ = [
     "load_dataset",
     "make_client",
     "make_tasks",
+    "method_rows",
     "method_seed",
     "part_is_valid",
     "plot",
     "prepare",
     "rep_seed",
+    "reps_for",
     "run",
     "run_tasks",
     "saved_config",
     "simulate",
+    "simulate_and_apply",
     "spawn_seed",
+    "warnings_by_method",
+    "write_part",
 ]
 
 #: The package whose modules declare the experiments (the repository's experiments/).
@@ -998,3 +1006,36 @@ def method_rows(
 ) -> list[Row]:
     """Rows ``(method, metric, param, value, seconds, warning)``, one per method of ``values``."""
     return [(m, metric, param, float(v), seconds[m], notes[m]) for m, v in values.items()]
+
+
+def warnings_by_method(results: pd.DataFrame) -> pd.DataFrame:
+    """Per method that warned: in how many of its tasks, and the distinct messages.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Tidy rows as :func:`combine` returns them (``method``, ``warning`` and the cell's
+        columns).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``tasks_warned``, ``tasks`` and ``messages`` (``"; "``-joined).
+    """
+    cells = [c for c in ("oracle", "dataset", "epsilon", "rep") if c in results]
+    rows = results.drop_duplicates([*cells, "method"])
+    tasks = rows.groupby("method", sort=False).size()
+    text = results["warning"]
+    warned = results[text.notna() & (text != "")].drop_duplicates([*cells, "method", "warning"])
+    out = []
+    for method, g in warned.groupby("method", sort=False):
+        messages = "; ".join(dict.fromkeys("; ".join(g["warning"]).split("; ")))
+        out.append(
+            {
+                "method": method,
+                "tasks_warned": len(g.drop_duplicates(cells)),
+                "tasks": int(tasks[method]),
+                "messages": messages,
+            }
+        )
+    return pd.DataFrame(out, columns=["method", "tasks_warned", "tasks", "messages"])

@@ -71,33 +71,6 @@ def check(config: Config) -> None:
         raise ValueError(f"d must be at least {k} for the demo's top-{k} query, got d = {d}")
 
 
-def table(results: pd.DataFrame) -> pd.DataFrame:
-    """Per method (registry order): mean of each metric and of the seconds per call."""
-    wide = results.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
-    seconds = results[results["metric"] == "mse"].groupby("method")["seconds"].mean()
-    wide["seconds"] = seconds
-    order = list(dict.fromkeys(results["method"]))
-    return wide.reindex(order).reset_index()[["method", "mse", "set_mse", "topk_mse", "sum",
-                                              "seconds"]]  # fmt: skip
-
-
-def warnings_by_method(results: pd.DataFrame) -> pd.DataFrame:
-    """Per method that warned: in how many runs, and the distinct messages."""
-    rows = results[results["metric"] == "mse"]
-    warned = rows[rows["warning"].notna() & (rows["warning"] != "")]
-    runs = rows.groupby("method")["rep"].nunique()
-    out = [
-        {
-            "method": method,
-            "runs_warned": g["rep"].nunique(),
-            "runs": int(runs[method]),
-            "messages": "; ".join(dict.fromkeys(g["warning"])),
-        }
-        for method, g in warned.groupby("method", sort=False)
-    ]
-    return pd.DataFrame(out, columns=["method", "runs_warned", "runs", "messages"])
-
-
 def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     """Dot plot: each method's runs, their mean and range, for the three queries."""
     first = results.iloc[0]
@@ -137,4 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.demo import main
+
     sys.exit(main())

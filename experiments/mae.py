@@ -41,4 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.mae import main
+
     sys.exit(main())
