@@ -103,7 +103,9 @@ def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
     )
     parser.add_argument("--workers", type=int, default=2, help="LocalCluster workers (2)")
     parser.add_argument("--no-dask", action="store_true", help="run in this process")
-    parser.add_argument("--oracle", default="", help="oracle(s), comma-separated (grid's: OUE)")
+    parser.add_argument(
+        "--oracle", default="", help="oracle(s), comma-separated (default: the grid's)"
+    )
     parser.add_argument(
         "--methods",
         default="",
@@ -116,7 +118,9 @@ def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
     )
     parser.add_argument("--eps", default="", help="comma-separated epsilons")
     parser.add_argument("--reps", type=int, default=None, help="repetitions")
-    parser.add_argument("--seed", type=int, default=None, help="base seed (the grid's: 0)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="base seed (default: the grid's, usually 0)"
+    )
     parser.add_argument("--restart", action="store_true", help="discard parts of another config")
     parser.add_argument("--plot-only", action="store_true", help="only re-plot saved results")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -265,7 +269,7 @@ def run_experiments(
             f"{', '.join(_figures(folder))} ({ran.get(folder, 0)} tasks run, "
             f"{total - ran.get(folder, 0)} resumed)"
         )
-    print(f"done in {elapsed:.1f} s ({len(pending)} tasks run)")
+    print(f"done in {time.perf_counter() - t0:.1f} s ({len(pending)} tasks run)")
     return 0
 
 

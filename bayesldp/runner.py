@@ -771,7 +771,9 @@ def combine(
     """
     folder = Path(folder)
     tasks = make_tasks(config)
-    done = [t for t in tasks if part_is_valid(folder, t.key)]
+    # in the order of the parts' names (dataset, oracle, eps, repetition), as the first
+    # runner combined them: figures list their rows in the order the rows come
+    done = sorted((t for t in tasks if part_is_valid(folder, t.key)), key=lambda t: t.key)
     if not done:
         raise ValueError(f"out: no results of this configuration under {folder}")
     results = pd.concat([_read_part(folder, t.key) for t in done], ignore_index=True)
@@ -897,9 +899,17 @@ def close_client(client, own_cluster: bool = True) -> None:
     if client is None:
         return
     cluster = client.cluster
-    client.close()
-    if own_cluster and cluster is not None:
-        cluster.close()
+    # a worker slow to stop (a busy machine) is killed with a warning: not the user's concern
+    nanny = logging.getLogger("distributed.nanny")
+    level = nanny.level
+    if not logger.isEnabledFor(logging.DEBUG):
+        nanny.setLevel(logging.ERROR)
+    try:
+        client.close()
+        if own_cluster and cluster is not None:
+            cluster.close()
+    finally:
+        nanny.setLevel(level)
 
 
 def run_tasks(

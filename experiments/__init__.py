@@ -5,7 +5,9 @@ defines ``EXPERIMENT = Experiment(...)`` (:class:`bayesldp.runner.Experiment`) i
 experiment named after the module: ``bayesldp experiment NAME`` finds it by scanning
 this package, and ``python experiments/NAME.py`` runs it as a script (``main(argv)``).
 Modules without one (``claims.py``, ``bayes_grid.py``: reports over saved results) are
-skipped. Adding an experiment is adding one module; see ``full_domain_mse.py``.
+skipped. Adding an experiment is adding one module: copy ``full_domain_mse.py`` (its
+task, grids, plot, ``EXPERIMENT``, and the ``main`` / ``__main__`` lines at the end) and
+nothing else changes: the command line, the scripts' test and the runner pick it up.
 
 The settings shared by the papers' figures are defined here.
 """

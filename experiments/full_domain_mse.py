@@ -1,7 +1,12 @@
 """Full-domain MSE against eps (long paper Fig. 3-4; NDSS Fig. 3).
 
-This module is the whole experiment: the task (one cell of the grid), the grids and the
-plot, declared as ``EXPERIMENT``; the runner (:mod:`bayesldp.runner`) does the rest.
+This module is the whole experiment, and the template for a new one: the task (the rows
+of one cell of the grid), the grids (the papers' and a tiny ``--quick`` one) and the plot
+(drawn from the saved results only), declared as ``EXPERIMENT``; ``main`` and the last
+lines make it a script. The runner (:mod:`bayesldp.runner`) does the rest: seeding, Dask
+or in-process execution, verified parts, resume, ``results.csv``, ``metadata.json``,
+``summary.csv``; ``bayesldp experiment`` finds it by scanning ``bayesldp.experiments``.
+
 Run ``bayesldp experiment full_domain_mse`` or ``python experiments/full_domain_mse.py``
 (``--quick`` for a tiny grid, ``--help`` for the options); results, summary and figure
 go to ``OUT/full_domain_mse/``.

@@ -245,6 +245,13 @@ for folder, methods in (("a", ("base", "noisy-test")), ("b", ("base", "noisy-tes
     pd.testing.assert_frame_equal(base, c)  # adding the method changed no other stream
 
 
+def test_every_randomized_method_takes_rng_so_the_runner_seeds_it():
+    from bayesldp.registry import get_method
+
+    # bayes-power-zi took **options and so escaped MethodSpec.accepts("rng")
+    assert all(get_method(m).accepts("rng") for m in method_names(bayesian=True))
+
+
 def test_method_seed_is_derived_without_spawning():
     seq = np.random.SeedSequence([0, 7])
     child = method_seed(seq, "bayes-power")
