@@ -36,7 +36,7 @@ import pandas as pd
 from bayesldp.io import atomic_open
 from bayesldp.plotting import two_panel_rows
 from bayesldp.registry import postprocess
-from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods, grid_seed
 
 METHODS = ("base", "cls", "mle-apx", "mle", "ibu")
 #: Methods whose estimates the others are compared with (mean squared distance).
@@ -74,6 +74,15 @@ def stream(task: Task) -> np.random.Generator:
     bits = np.random.PCG64()
     bits.state = state
     return np.random.Generator(bits)
+
+
+def seed(task: Task) -> np.random.SeedSequence:
+    """One stream, default_rng(seed), read in the order oracle, eps, dataset, rep; methods' streams from SeedSequence([seed, crc32('experiment|dataset|eps|rep')]).
+
+    Each task replays the stream to its place (:func:`stream`); the sequence returned
+    here seeds only the methods that take ``rng`` (none of this study's).
+    """  # noqa: E501 (the first line is the metadata's description of the seeding)
+    return grid_seed(task)
 
 
 def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
@@ -240,6 +249,7 @@ EXPERIMENT = Experiment(
         params={"cvxpy_reps": 1, "ibu_max_iter": 2000},
     ),
     plot=plot,
+    seed=seed,
     group="convex",
     options={
         "cvxpy_reps": "repetitions where the cvxpy MLE is solved too",
