@@ -442,9 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--d", type=int, default=1024, help="domain size (default 1024)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--methods", default="", help="comma-separated subset of methods")
-    demo.add_argument(
-        "--bayes", action="store_true", help="add the Bayesian models (PyMC; about a minute)"
-    )
+    demo.add_argument("--bayes", action="store_true", help="add the Bayesian models (PyMC; slower)")
     demo.add_argument("--out", default=DEMO_OUT, help=f"output folder (default {DEMO_OUT})")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
