@@ -1,11 +1,20 @@
-"""The ``bayesldp`` command line."""
+"""The ``bayesldp`` command line: ``demo``, ``experiment`` and ``aggregate``.
+
+User errors (bad options, datasets, methods, an unwritable ``--out``, an unreachable
+scheduler) are one line on stderr, ``bayesldp: error: ...``, and exit code 2; Ctrl-C
+stops a run with one line and exit code 130 (the same command resumes it). Everything
+printed is printed here: the library returns data and logs.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,69 +23,361 @@ from bayesldp import __version__
 
 logger = logging.getLogger("bayesldp")
 
+DEMO_OUT = "bayesldp-demo"
+EXPERIMENTS_OUT = "bayesldp-experiments"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``PROG: error: MESSAGE`` on stderr, exit code 2."""
+
+    def error(self, message: str):
+        text = " ".join(str(message).split())
+        self.exit(2, f"{self.prog}: error: {text}\n")
+
+
+class Stopped(Exception):
+    """Ctrl-C during a run: how far it got."""
+
+    def __init__(self, done: int, total: int):
+        super().__init__(done, total)
+        self.done, self.total = done, total
+
+
+def _note(text: str) -> None:
+    """A one-line notice on stderr (stdout keeps the results)."""
+    print(text, file=sys.stderr)
+
+
+def _guarded(parser: ArgumentParser, func: Callable[[], int], verbose: bool = False) -> int:
+    """Run ``func``: ValueError and missing packages are user errors (one line, exit 2)."""
+    try:
+        return func()
+    except Stopped as stop:
+        _note(
+            f"{parser.prog}: stopped after {stop.done} of {stop.total} tasks; "
+            "run the same command again to resume"
+        )
+        return 130
+    except KeyboardInterrupt:
+        _note(f"{parser.prog}: stopped")
+        return 130
+    except (ValueError, ImportError) as err:
+        if verbose:
+            raise
+        parser.error(str(err) or type(err).__name__)
+    return 2
+
+
+# ---------------------------------------------------------------------------
+# experiments
+
+
+def _floats(text: str, name: str) -> tuple[float, ...] | None:
+    values = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise ValueError(f"{name}: {item!r} is not a number") from None
+    return tuple(values) or None
+
+
+def _option_type(default):
+    if isinstance(default, bool):
+        raise TypeError("boolean experiment options are not supported")
+    return type(default) if isinstance(default, int | float) else str
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
+    """Add the runner's options (and ``experiment``'s own parameters) to ``parser``."""
+    parser.add_argument("--quick", action="store_true", help="a tiny grid (seconds)")
+    parser.add_argument(
+        "--out", default=EXPERIMENTS_OUT, help="output folder; results go to OUT/NAME/"
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help="a Dask scheduler address; default: a LocalCluster of --workers processes "
+        "(in this process if dask is not installed)",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="LocalCluster workers (2)")
+    parser.add_argument("--no-dask", action="store_true", help="run in this process")
+    parser.add_argument(
+        "--oracle", default="", help="oracle(s), comma-separated (default: the grid's)"
+    )
+    parser.add_argument(
+        "--methods",
+        default="",
+        help="comma-separated method specs; 'name@cvxpy' for the cvxpy backend "
+        "(default: the experiment's, usually the registry's default set)",
+    )
+    parser.add_argument("--bayes", action="store_true", help="add the Bayesian methods")
+    parser.add_argument(
+        "--datasets", default="", help="';'-separated dataset specs, e.g. 'zipf:n=10000;beta'"
+    )
+    parser.add_argument("--eps", default="", help="comma-separated epsilons")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="base seed (default: the grid's, usually 0)"
+    )
+    parser.add_argument("--restart", action="store_true", help="discard parts of another config")
+    parser.add_argument("--plot-only", action="store_true", help="only re-plot saved results")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    if experiment is not None:
+        for key, text in experiment.options.items():
+            default = experiment.grid.params[key]
+            parser.add_argument(
+                "--" + key.replace("_", "-"),
+                dest=key,
+                type=_option_type(default),
+                default=None,
+                help=f"{text} (default {default!r}; --quick: {experiment.quick.params[key]!r})",
+            )
+
+
+def _config(experiment, args: argparse.Namespace, datasets: Sequence[str] | None = None):
+    from bayesldp.runner import build_config
+
+    params = {k: getattr(args, k) for k in experiment.options if getattr(args, k, None) is not None}
+    return build_config(
+        experiment,
+        "quick" if args.quick else "default",
+        methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()) or None,
+        bayes=args.bayes,
+        # datasets are separated by ';' (a dataset's own options use ',')
+        datasets=datasets or tuple(d.strip() for d in args.datasets.split(";") if d.strip()),
+        epsilons=_floats(args.eps, "eps"),
+        reps=args.reps,
+        oracles=tuple(o.strip() for o in args.oracle.split(",") if o.strip()) or None,
+        seed=args.seed,
+        params=params,
+    )
+
+
+def _executor(args: argparse.Namespace, pending: int):
+    """The Dask client to run on (None: this process) and whether this command made it."""
+    from bayesldp.runner import dask_available, make_client
+
+    if args.no_dask or args.scheduler == "synchronous" or pending == 0:
+        return None
+    if args.scheduler is None and not dask_available():
+        _note(
+            "dask is not installed: running in this process "
+            "(pip install 'bayesldp[dask]' for parallel workers)"
+        )
+        return None
+    return make_client(args.scheduler, n_workers=args.workers)
+
+
+def _close_quietly(client, own_cluster: bool) -> None:
+    """Close a client after Ctrl-C without Dask's shutdown tracebacks."""
+    from bayesldp.runner import close_client
+
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    with contextlib.suppress(BaseException):
+        close_client(client, own_cluster=own_cluster)
+
+
+def run_experiments(
+    experiments: Sequence, args: argparse.Namespace, folders: Sequence[Path] | None = None
+) -> int:
+    """Run (or resume, or re-plot) ``experiments`` as the command line asked; print."""
+    from tqdm import tqdm
+
+    from bayesldp._validation import check_int
+    from bayesldp.runner import (
+        close_client,
+        combine,
+        make_tasks,
+        plot,
+        prepare,
+        run_tasks,
+        saved_config,
+    )
+
+    check_int(args.workers, "workers", minimum=1)
+    out = Path(args.out)
+    folders = list(folders or [out / e.name for e in experiments])
+    if args.plot_only:
+        for experiment, folder in zip(experiments, folders, strict=True):
+            if not folder.is_dir():
+                _note(f"{experiment.name}: nothing saved in {folder}")
+                continue
+            config = saved_config(folder) or _config(experiment, args)
+            try:
+                combine(experiment, config, folder)
+            except ValueError:
+                if not (folder / "results.csv").exists():
+                    raise
+            plot(experiment, folder)
+            print(f"{experiment.name}: plotted {', '.join(_figures(folder))} in {folder}")
+        return 0
+    configs = [_config(e, args) for e in experiments]
+    skipped = sorted(
+        {d for e, c in zip(experiments, configs, strict=True) for d in
+         e.grid_for(c.mode).datasets if d not in c.datasets and not args.datasets}
+    )  # fmt: skip
+    if skipped:
+        from bayesldp.datasets import DATASETS, parse_dataset
+
+        extras = sorted({DATASETS[parse_dataset(d)[0]].extra or "data" for d in skipped})
+        install = ", ".join(f"'bayesldp[{e}]'" for e in extras)
+        _note(f"skipped {', '.join(skipped)}: not installed here (pip install {install})")
+    pending = []
+    for experiment, config, folder in zip(experiments, configs, folders, strict=True):
+        todo = prepare(experiment, config, folder, restart=args.restart)
+        pending += [(experiment, folder, task) for task in todo]
+    # interleaved by repetition, so a stopped run has a few repetitions of every
+    # experiment rather than all of the first ones
+    pending.sort(key=lambda job: job[2].rep)
+    t0 = time.perf_counter()
+    client = _executor(args, len(pending))
+    own_cluster = args.scheduler is None
+    done = [0]
+
+    def advance(k: int) -> None:
+        done[0] += k
+        bar.update(k)
+
+    with tqdm(total=len(pending), desc="tasks", unit="task", disable=args.quiet) as bar:
+        try:
+            run_tasks(pending, client=client, progress=advance)
+        except KeyboardInterrupt:
+            bar.close()
+            _close_quietly(client, own_cluster)
+            raise Stopped(done[0], len(pending)) from None
+        except (ValueError, ImportError) as err:
+            # raised by a task, not by the command line: show the traceback
+            _close_quietly(client, own_cluster)
+            raise RuntimeError(f"a task failed after {done[0]} of {len(pending)}: {err}") from err
+        except BaseException:
+            _close_quietly(client, own_cluster)
+            raise
+    close_client(client, own_cluster=own_cluster)
+    elapsed = time.perf_counter() - t0
+    ran = {}
+    for _, folder, _task in pending:
+        ran[folder] = ran.get(folder, 0) + 1
+    for experiment, config, folder in zip(experiments, configs, folders, strict=True):
+        results = combine(experiment, config, folder, elapsed=elapsed)
+        plot(experiment, folder)
+        total = len(make_tasks(config))
+        print(
+            f"{experiment.name}: {len(results)} rows -> {folder / 'results.csv'}, "
+            f"{', '.join(_figures(folder))} ({ran.get(folder, 0)} tasks run, "
+            f"{total - ran.get(folder, 0)} resumed)"
+        )
+    print(f"done in {time.perf_counter() - t0:.1f} s ({len(pending)} tasks run)")
+    return 0
+
+
+def _figures(folder: Path) -> list[str]:
+    return [p.name for p in sorted(folder.glob("*.png"))] or ["no figure"]
+
+
+def _list_experiments() -> int:
+    from bayesldp.runner import find_experiments
+
+    for e in find_experiments().values():
+        print(f"{e.name:<18} {e.group:<7} {e.description}  [{e.figure}]")
+    return 0
+
+
+def experiment_main(experiment, argv: Sequence[str] | None = None) -> int:
+    """``main`` of a module of experiments/: the runner's options for one experiment.
+
+    Dask workers import an experiment's functions by module name, so a module run as a
+    script calls the ``main`` of its installed self (``bayesldp.experiments.NAME``), not
+    its ``__main__`` copy (see ``experiments/full_domain_mse.py``).
+    """
+    parser = ArgumentParser(
+        prog=f"{experiment.name}.py", description=f"{experiment.description} [{experiment.figure}]"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    add_run_arguments(parser, experiment)
+    args = parser.parse_args(argv)
+    _setup_logging(args.verbose)
+    return _guarded(parser, lambda: run_experiments([experiment], args), args.verbose)
+
+
+def _experiment(args: argparse.Namespace) -> int:
+    from bayesldp.runner import find_experiments
+
+    if args.name == "list":
+        return _list_experiments()
+    experiments = find_experiments()
+    if args.name == "all":
+        chosen = [e for e in experiments.values() if e.group == "papers"]
+    else:
+        chosen = [experiments[args.name]]
+    return run_experiments(chosen, args)
+
+
+# ---------------------------------------------------------------------------
+# demo
+
+
+def _demo_table(results):
+    """Per method (in the order run): mean of each query's error, sum and milliseconds."""
+    wide = results.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
+    wide["ms"] = results[results["metric"] == "mse"].groupby("method")["seconds"].mean() * 1e3
+    return wide.reindex(list(dict.fromkeys(results["method"]))).reset_index()
+
 
 def _demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from bayesldp.demo import DemoConfig, run_demo, summarise
-    from bayesldp.io import write_csv
-    from bayesldp.plotting import plot_demo
+    from bayesldp.plotting import dataset_note
+    from bayesldp.runner import build_config, get_experiment, run, warnings_by_method
 
-    methods = tuple(args.methods.split(",")) if args.methods else DemoConfig.methods
-    config = DemoConfig(
-        epsilon=args.epsilon,
-        oracle=args.oracle,
-        reps=args.reps,
-        seed=args.seed,
-        n=args.n,
-        d=args.d,
+    experiment = get_experiment("demo")
+    spec = "zipf" if (args.d, args.n) == (1024, 1_000_000) else f"zipf:d={args.d},n={args.n}"
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip()) or None
+    config = build_config(
+        experiment,
         methods=methods,
+        bayes=args.bayes,
+        datasets=(spec,),
+        epsilons=(args.epsilon,),
+        reps=args.reps,
+        oracles=(args.oracle,),
+        seed=args.seed,
     )
-    out = Path(args.out)
+    folder = Path(args.out)
+    p = config.params
     print(
-        f"Zipf(s={config.s}) d={config.d} n={config.n:,} eps={config.epsilon} "
-        f"oracle={config.oracle}, {config.reps} repetitions, seed {config.seed}"
+        f"{dataset_note(spec)} (s = 1.5), d = {args.d:,}, n = {args.n:,}, "
+        f"eps = {config.epsilons[0]:g}, {config.oracles[0]}, {config.reps} repetitions, "
+        f"seed {config.seed}; {len(config.methods)} methods"
     )
     with tqdm(total=config.reps, desc="repetitions", unit="rep", disable=args.quiet) as bar:
-        results = run_demo(config, progress=bar.update)
-    summary = summarise(results, methods)
-    write_csv(out / "demo_runs.csv", results)
-    write_csv(out / "demo_summary.csv", summary)
-    plot_demo(
-        summary,
-        out / "demo.png",
-        title=f"Zipf 1.5, d={config.d}, n={config.n:,}, eps={config.epsilon}, {config.oracle}",
-    )
-    header = (
-        f"{'method':<10} {'full MSE':>10} {'50% set MSE':>12} {'top-10 MSE':>11} "
-        f"{'sum':>7} {'ms':>8}"
-    )
+        # the demo's folder is scratch: results of other settings are replaced
+        result = run(experiment, config, folder, progress=bar.update, restart=True)
+    set_label, top_label = f"{p['set_percent']:g}% set MSE", f"top-{p['top_k']} MSE"
+    header = f"{'method':<16} {'full MSE':>10} {set_label:>12} {top_label:>11} {'sum':>7} {'ms':>8}"
     print(header)
     print("-" * len(header))
-    for row in summary.itertuples():
+    for row in _demo_table(result.results).itertuples():
         print(
-            f"{row.method:<10} {row.mse:>10.3e} {row.set_mse:>12.3e} {row.topk_mse:>11.3e} "
-            f"{row.sum:>7.4f} {row.seconds * 1e3:>8.2f}"
+            f"{row.method:<16} {row.mse:>10.3e} {row.set_mse:>12.3e} {row.topk_mse:>11.3e} "
+            f"{row.sum:>7.4f} {row.ms:>8.2f}"
         )
-    warned = results.loc[results["warning"] != "", ["method", "warning"]].drop_duplicates("method")
-    for row in warned.itertuples():
-        print(f"warning ({row.method}): {row.warning}")
-    print(f"wrote {out / 'demo_summary.csv'}, {out / 'demo_runs.csv'} and {out / 'demo.png'}")
+    for row in warnings_by_method(result.results).itertuples():
+        message = row.messages if len(row.messages) <= 110 else row.messages[:107] + "..."
+        print(f"warning: {row.method} in {row.tasks_warned} of {row.tasks} runs: {message}")
+    print(f"wrote {folder / 'results.csv'}, {folder / 'summary.csv'} and {folder / 'figure.png'}")
     return 0
-
-
-def _experiment(args: argparse.Namespace) -> int:
-    from bayesldp.experiments.command import run_from_args
-
-    return run_from_args(args)
 
 
 def _aggregate(args: argparse.Namespace) -> int:
     import time
 
     from bayesldp import dask_aggregate
-    from bayesldp.experiments.runner import close_client, make_client
     from bayesldp.io import write_json
+    from bayesldp.runner import close_client, make_client
 
     # Absolute paths: the workers of an external scheduler run in other directories
     # (aggregate_parquet resolves the files again, to absolute paths, before sending them).
@@ -117,14 +418,27 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(prog="bayesldp", description=__doc__)
+    from bayesldp.runner import find_experiments
+
+    parser = ArgumentParser(prog="bayesldp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"bayesldp {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="every method on Zipf(1.5), d=1024, n=1e6, eps=1, OUE")
+    demo = sub.add_parser(
+        "demo",
+        help="every NumPy method on Zipf(1.5), d=1024, n=1e6, eps=1, OUE (--bayes: and the "
+        "Bayesian models)",
+    )
     demo.add_argument("--epsilon", type=float, default=1.0)
     demo.add_argument("--oracle", default="OUE", help="GRR, OUE, SUE, OLH, SS or HR")
     demo.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
@@ -132,16 +446,25 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--d", type=int, default=1024, help="domain size (default 1024)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--methods", default="", help="comma-separated subset of methods")
-    demo.add_argument("--out", default="bayesldp-demo", help="output folder")
+    demo.add_argument("--bayes", action="store_true", help="add the Bayesian models (PyMC; slower)")
+    demo.add_argument("--out", default=DEMO_OUT, help=f"output folder (default {DEMO_OUT})")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
 
-    from bayesldp.experiments.command import add_arguments
-
     experiment = sub.add_parser(
-        "experiment", help="reproduce a paper figure (NAME, 'all' or 'list'); runs on Dask"
+        "experiment",
+        help="reproduce a paper figure or run a study (NAME, 'all' or 'list'); on Dask",
+        description="Run an experiment of bayesldp.experiments (the repository's "
+        "experiments/ folder): 'all' runs the papers' figures, 'list' lists them all.",
     )
-    add_arguments(experiment)
+    names = experiment.add_subparsers(dest="name", required=True, metavar="NAME")
+    names.add_parser("list", help="list the experiments")
+    every = names.add_parser("all", help="every figure of the papers")
+    add_run_arguments(every)
+    for e in find_experiments().values():
+        one = names.add_parser(e.name, help=e.description, description=f"{e.description} "
+                               f"[{e.figure}]")  # fmt: skip
+        add_run_arguments(one, e)
     experiment.set_defaults(func=_experiment)
 
     agg = sub.add_parser(
@@ -174,15 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``bayesldp`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    try:
-        return args.func(args)
-    except ValueError as err:
-        parser.error(str(err))
-    return 2
+    _setup_logging(args.verbose)
+    return _guarded(parser, lambda: args.func(args), args.verbose)
 
 
 if __name__ == "__main__":

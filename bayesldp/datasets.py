@@ -41,6 +41,7 @@ __all__ = [
     "load_fimi",
     "parse_dataset",
     "register_dataset",
+    "uniform",
     "us_cities",
     "wordfreq_words",
     "zipf",
@@ -112,6 +113,14 @@ def zipf(
     w = np.arange(1, d + 1, dtype=np.float64) ** (-s)
     counts = check_rng(rng).multinomial(n, w / w.sum())
     return Dataset("zipf", counts, f"synthetic Zipf(s={s}) over d={d}, n={n}")
+
+
+def uniform(d: int = 1024, n: int = 1_000_000, rng: np.random.Generator | int = 0) -> Dataset:
+    """Users drawn i.i.d. from the uniform law on ``d`` items (the flat data of mle_gap)."""
+    d = check_int(d, "d", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    counts = check_rng(rng).multinomial(n, np.full(d, 1.0 / d))
+    return Dataset("uniform", counts, f"synthetic uniform over d={d}, n={n}")
 
 
 def beta(
@@ -660,6 +669,7 @@ def register_dataset(spec: DatasetSpec) -> DatasetSpec:
 for _spec in (
     DatasetSpec("zipf", zipf, "synthetic", "synthetic Zipf"),
     DatasetSpec("beta", beta, "synthetic", "synthetic Beta"),
+    DatasetSpec("uniform", uniform, "synthetic", "synthetic uniform"),
     DatasetSpec("wordfreq", wordfreq_words, "real",
                 "real: English word frequencies (wordfreq)", extra="data"),
     DatasetSpec("us_cities", us_cities, "real",

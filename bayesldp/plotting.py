@@ -1,17 +1,35 @@
-"""Plots drawn from saved results only (no computation here).
+"""Figures drawn from saved results only (no computation here).
 
-Figures are built with :class:`matplotlib.figure.Figure` directly, without pyplot, so
-plotting never changes the user's backend or opens a window.
+Shared by the experiments in ``experiments/``: the papers' layout (rows of two panels,
+baselines left and the rest right), method styles derived from the method registry,
+and the dot plot of the demo. Figures are built with :class:`matplotlib.figure.Figure`
+directly, without pyplot, so plotting never changes the user's backend or opens a
+window; matplotlib is imported on first use.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from bayesldp.io import atomic_open
+
+__all__ = [
+    "dataset_note",
+    "dot_plot",
+    "draw_lines",
+    "method_order",
+    "method_panels",
+    "method_style",
+    "new_figure",
+    "plot_vs_eps",
+    "save_figure",
+    "two_panel_rows",
+]
 
 
 def save_figure(fig, path: str | os.PathLike) -> None:
@@ -21,21 +39,242 @@ def save_figure(fig, path: str | os.PathLike) -> None:
         fig.savefig(fh, format=fmt, dpi=120)
 
 
-def plot_demo(summary: pd.DataFrame, path: str | os.PathLike, title: str = "") -> None:
-    """Bar chart of full-domain, set-value and top-k MSE per method (log scale)."""
-    panels = [("mse", "full-domain MSE"), ("set_mse", "50% set MSE"), ("topk_mse", "top-10 MSE")]
-    fig = Figure(figsize=(15, 4.8))
-    axes = fig.subplots(1, 3)
-    for ax, (column, label) in zip(axes, panels, strict=True):
-        values = summary[column].to_numpy()
-        best = values.argmin()
-        colors = ["tab:green" if i == best else "tab:blue" for i in range(len(values))]
-        ax.barh(summary["method"], values, color=colors)
+def new_figure(rows: int, cols: int = 2, width: float = 11, row_height: float = 3.4):
+    """A bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, row_height * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
+    return fig, axes
+
+
+def method_style(method: str) -> dict:
+    """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy.
+
+    Colours follow the registration order of :mod:`bayesldp.registry`: the first ten
+    methods in tab10 with circles, the next eight in Dark2 with squares, a spec's own
+    ``color`` where it has one; ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and
+    open markers, so agreement shows as overlap. Names outside the registry get a stable
+    slot from their characters.
+    """
+    from matplotlib import colormaps
+
+    from bayesldp.registry import get_method, method_names
+
+    base, _, backend = method.partition("@")
+    names = method_names()
+    try:
+        fixed = get_method(base).color
+    except ValueError:
+        fixed = None
+    index = names.index(base) if base in names else -1
+    if fixed is not None:
+        color, marker = fixed, "D"
+    elif 0 <= index < 10:
+        color, marker = colormaps["tab10"](index), "o"
+    elif 10 <= index < 18:
+        color, marker = colormaps["Dark2"](index - 10), "s"
+    else:  # an unlisted method: a stable slot from its name
+        color, marker = colormaps["tab20b"](sum(map(ord, base)) % 20), "^"
+    style = {"color": color, "marker": marker, "ms": 3.5, "lw": 1.2}
+    if backend:
+        style.update(ls="--", mfc="none", ms=7, lw=1.0)
+    return style
+
+
+def method_order(methods: Sequence[str]) -> list[str]:
+    """``methods`` in registry order (backends after their method), others after them."""
+    from bayesldp.registry import method_names
+
+    methods = list(dict.fromkeys(methods))
+    rank = {name: i for i, name in enumerate(method_names())}
+
+    def key(m: str) -> tuple:
+        base, _, backend = m.partition("@")
+        return (base not in rank, rank.get(base, 0), backend, methods.index(m))
+
+    return sorted(methods, key=key)
+
+
+def method_panels(methods) -> tuple[list[str], list[str]]:
+    """The papers' panels: baselines left, the rest right, each in registry order."""
+    from bayesldp.registry import method_names
+
+    methods = list(dict.fromkeys(methods))
+    left_names = method_names(panel="left") + method_names(panel="both")
+    right_names = method_names(panel="both") + method_names(panel="right")
+    registered = [m for m in method_names() if m in methods]
+    left = [m for m in registered if m in left_names]
+    right = [m for m in registered if m in right_names]
+    right += [m for m in methods if m not in registered]
+    return left, right
+
+
+def draw_lines(ax, frame: pd.DataFrame, x: str, methods, logy=True, logx=False) -> None:
+    """One line per method of ``frame``'s mean ``value`` against column ``x``."""
+    for m in methods:
+        sub = frame[frame["method"] == m].sort_values(x)
+        if sub.empty:
+            continue
+        ax.plot(sub[x], sub["value"], label=m, **method_style(m))
+    if logy:
+        ax.set_yscale("log")
+    if logx:
         ax.set_xscale("log")
-        ax.set_xlabel(label)
-        ax.invert_yaxis()
-        ax.grid(axis="x", which="both", alpha=0.3)
+    ax.grid(alpha=0.3)
+
+
+def dataset_note(dataset: str, n=None, d=None) -> str:
+    """``"real: English word frequencies (wordfreq); n = 1,000,000, d = 42,178"``."""
+    from bayesldp.datasets import DATASETS, parse_dataset
+
+    try:
+        name = parse_dataset(dataset)[0]
+        parts = [DATASETS[name].note]
+    except ValueError:
+        parts = [dataset]
+    if n is not None and d is not None:
+        parts.append(f"n = {int(n):,}, d = {int(d):,}")
+    return "; ".join(parts)
+
+
+def _row_notes(results: pd.DataFrame, row_key: str) -> dict[str, str]:
+    """Per row of panels: the dataset's note when the row holds one dataset."""
+    if not {"dataset", "n", "d"} <= set(results.columns):
+        return {}
+    notes = {}
+    for key, g in results.groupby(row_key, sort=False):
+        cells = g[["dataset", "n", "d"]].drop_duplicates()
+        if len(cells) == 1:
+            ds, n, d = cells.iloc[0]
+            notes[key] = dataset_note(ds, n, d)
+        elif g["dataset"].nunique() == 1:
+            notes[key] = dataset_note(g["dataset"].iloc[0])
+    return notes
+
+
+def _mean(results: pd.DataFrame, metric: str, by: list[str]) -> pd.DataFrame:
+    sub = results[results["metric"] == metric]
+    # rows keep the order in which they first appear (plots sort their rows first)
+    return sub.groupby([*by, "method"], as_index=False, sort=False)["value"].mean()
+
+
+def two_panel_rows(
+    results: pd.DataFrame,
+    metric: str,
+    x: str,
+    path: Path,
+    ylabel: str,
+    xlabel: str,
+    logy: bool = True,
+    logx: bool = False,
+    row_key: str = "dataset",
+    title: str = "",
+) -> pd.DataFrame:
+    """The papers' layout: a row of two panels per value of ``row_key``.
+
+    Left: the baselines (registry ``panel="left"``); right: the rest. Each line is a
+    method's mean ``value`` of ``metric`` against ``x``. Returns those means.
+    """
+    summary = _mean(results, metric, [row_key, x])
+    keys = list(dict.fromkeys(summary[row_key]))
+    notes = _row_notes(results[results["metric"] == metric], row_key)
+    fig, axes = new_figure(max(1, len(keys)))
+    left, right = method_panels(summary["method"].unique())
+    for i, key in enumerate(keys):
+        frame = summary[summary[row_key] == key]
+        for j, methods in enumerate((left, right)):
+            ax = axes[i, j]
+            draw_lines(ax, frame, x, methods, logy=logy, logx=logx)
+            note = notes.get(key)
+            ax.set_title(f"{key}\n{note}" if note else f"{key}", fontsize=9)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7, ncol=2)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     save_figure(fig, path)
+    return summary
+
+
+def plot_vs_eps(metric: str, ylabel: str) -> Callable[[pd.DataFrame, Path], pd.DataFrame]:
+    """A plot function: ``metric`` against eps, one row of two panels per dataset."""
+
+    def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+        return two_panel_rows(results, metric, "epsilon", folder / "figure.png", ylabel, "epsilon")
+
+    return plot
+
+
+def dot_plot(
+    results: pd.DataFrame,
+    panels: Sequence[tuple[str, str]],
+    path: str | os.PathLike,
+    title: str = "",
+    logx: bool = True,
+) -> pd.DataFrame:
+    """One panel per metric: every method's runs as dots, their mean, and their range.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Tidy rows (``method``, ``metric``, ``value``), one per run and metric.
+    panels : sequence of (metric, label)
+        The metrics to draw, left to right.
+    path : path
+        Where the figure goes.
+    title : str
+        The figure's title.
+    logx : bool
+        Log scale for the values (errors spanning orders of magnitude); the position of
+        a dot, not the length of a bar, carries the value, so a log axis is faithful.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per (metric, method): mean, standard error, min, max and the number of runs.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    panels = [(m, label) for m, label in panels if (results["metric"] == m).any()]
+    methods = method_order(results["method"].unique())
+    fig = Figure(figsize=(5 * max(1, len(panels)), 1.9 + 0.3 * len(methods)), layout="constrained")
+    axes = fig.subplots(1, max(1, len(panels)), squeeze=False)[0]
+    stats = []
+    for ax, (metric, label) in zip(axes, panels, strict=False):
+        sub = results[results["metric"] == metric]
+        table = sub.groupby("method")["value"].agg(["mean", "std", "min", "max", "count"])
+        table = table.reindex([m for m in methods if m in table.index])
+        table["se"] = table["std"] / np.sqrt(table["count"])
+        best = table["mean"].idxmin()
+        for y, (method, row) in enumerate(table.iterrows()):
+            style = method_style(method)
+            values = sub.loc[sub["method"] == method, "value"]
+            ax.plot([row["min"], row["max"]], [y, y], color=style["color"], lw=1, alpha=0.6)
+            ax.plot(values, np.full(len(values), y), "|", color=style["color"], ms=8, alpha=0.8)
+            edge = "black" if method == best else style["color"]
+            ax.plot(row["mean"], y, "o", color=style["color"], mec=edge, mew=1.8, ms=7)
+        ax.set_yticks(range(len(table)), table.index)
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        if logx:
+            ax.set_xscale("log")
+        ax.set_xlabel(label + " (lower is better)")
+        ax.grid(axis="x", which="both", alpha=0.3)
+        stats.append(table.reset_index().assign(metric=metric))
+    runs = int(results.groupby(["metric", "method"]).size().max()) if len(results) else 0
+    handles = [
+        Line2D([], [], marker="o", ls="", color="grey", ms=7, label=f"mean of {runs} runs"),
+        Line2D([], [], marker="|", ls="", color="grey", ms=8, mew=1.5, label="one run"),
+        Line2D([], [], color="grey", lw=1, label="range over the runs"),
+        Line2D([], [], marker="o", ls="", color="white", mec="black", mew=1.8, ms=7,
+               label="lowest mean"),
+    ]  # fmt: skip
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    save_figure(fig, path)
+    out = pd.concat(stats, ignore_index=True) if stats else pd.DataFrame()
+    return out[["metric", "method", "mean", "se", "min", "max", "count"]] if stats else out

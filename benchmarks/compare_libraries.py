@@ -21,7 +21,6 @@ Run ``python benchmarks/compare_libraries.py`` (needs ``pip install -e '.[bench]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import time
 import warnings
 from pathlib import Path
@@ -227,11 +226,11 @@ def summarise_postprocess(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _scaling_script():
     """The standalone scaling benchmark beside this file (one implementation for both)."""
-    path = Path(__file__).with_name("scaling.py")
-    spec = importlib.util.spec_from_file_location("bayesldp_bench_scaling", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    if __package__:  # imported as benchmarks.compare_libraries (the tests)
+        from benchmarks import scaling
+    else:  # run as python benchmarks/compare_libraries.py: this folder is on sys.path
+        import scaling
+    return scaling
 
 
 def scaling_table(args):

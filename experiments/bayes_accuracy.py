@@ -4,63 +4,82 @@ Zipf s = 1.5, d = 1024, n = 1e6, epsilon = 1, OUE (the papers' setting). Each
 repetition simulates the oracle once and applies every method; it records full-domain
 MSE, 50% and 90% set-value MSE, top-10 MSE, and, for methods with posterior draws,
 whether 90% credible intervals cover the truth for random 10% and 50% subsets and for
-each of the top-10 values. Repetitions are written as separate files (atomically), so
-an interrupted run resumes where it stopped.
+each of the top-10 values (``cover90_*``), with the largest r_hat and the sampling time.
 
-Run ``python experiments/bayes_accuracy.py --reps 30``.
+The report, from the saved results only: ``summary.csv`` (mean of every metric per
+method), ``targets.csv`` (the targets of paper/bayes.md: means, paired wins, met or
+not), ``coverage.csv`` and ``coverage.png`` (coverage per method and query type against
+the 85-95% band) and ``figure.png`` (a dot plot of the errors over the repetitions).
+
+Seeding as in the first version of this study: repetition ``r`` simulates with
+``default_rng([seed, r])`` and draws its query sets from the same generator.
+
+Run ``bayesldp experiment bayes_accuracy`` (or ``python experiments/bayes_accuracy.py``);
+``--reps``, ``--draws``, ``--tune`` and ``--queries`` change the setting.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import warnings
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
-import bayesldp
-from bayesldp import datasets, metrics
-from bayesldp.io import write_csv, write_json
+from bayesldp import metrics
+from bayesldp.io import write_csv
+from bayesldp.plotting import dot_plot, new_figure, save_figure
+from bayesldp.registry import method_names, parse_method
+from bayesldp.runner import (
+    Config,
+    Experiment,
+    Grid,
+    Row,
+    Task,
+    apply_methods,
+    rep_seed,
+    simulate,
+)
 
+#: The comparison of paper/bayes.md: the best NumPy methods and the two Bayesian models.
 METHODS = ("norm-sub", "norm-hyb", "power", "power-ns", "bayes-power", "bayes-consistent")
-BAYES = {"bayes-power", "bayes-power-zi", "bayes-consistent"}
-# Options that do not change a repetition's rows (the rest must match to resume).
-_NOT_SETTING = {"reps", "reverse", "quiet", "out"}
+#: Coverage of 90% credible intervals, per query type.
+COVERAGE = ("cover90_set10", "cover90_set50", "cover90_top10")
+ERRORS = (
+    ("mse", "full-domain MSE"),
+    ("set_mse_50", "50% set MSE"),
+    ("set_mse_90", "90% set MSE"),
+    ("top10_mse", "top-10 MSE"),
+)
 
 
-def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
-    """One repetition: rows of (rep, method, metric, value)."""
-    data = datasets.zipf(args.s, args.d, args.n, rng=args.seed)
-    truth = data.frequencies
-    rng = np.random.default_rng([args.seed, rep])
-    m = bayesldp.make_oracle(args.oracle, args.epsilon, args.d).simulate(data.counts, rng)
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """One repetition: every method's errors, and its interval coverage if Bayesian."""
+    p = task.params
+    truth = dataset.frequencies
+    rng = np.random.default_rng(seq)
+    m = simulate(dataset, task.oracle, task.epsilon, rng)
     query_seed = int(rng.integers(2**31))
     top10 = np.argsort(-truth, kind="stable")[:10]
-    rows = []
-    for method in args.methods:
-        options = {}
-        if method in BAYES:
-            options = {"rng": rep, "draws": args.draws, "tune": args.tune}
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            est = bayesldp.postprocess(m, method, **options)
+    sampler = {"draws": p["draws"], "tune": p["tune"]}
+    options = {s: sampler for s in task.methods if parse_method(s)[0].bayesian}
+    estimates, seconds, notes = apply_methods(m, task.methods, seq, options=options)
+    rows: list[Row] = []
+    for method, est in estimates.items():
         values = {
             "mse": metrics.mse(truth, est),
             "set_mse_50": metrics.set_value_mse(
-                truth, est, 50, np.random.default_rng(query_seed), args.queries
+                truth, est, 50, np.random.default_rng(query_seed), p["queries"]
             ),
             "set_mse_90": metrics.set_value_mse(
-                truth, est, 90, np.random.default_rng(query_seed), args.queries
+                truth, est, 90, np.random.default_rng(query_seed), p["queries"]
             ),
             "top10_mse": metrics.topk_mse(truth, est, 10),
         }
-        if est.draws is not None:
+        if est.uncertainty is not None:
             qrng = np.random.default_rng(query_seed + 1)
             for pct in (10, 50):
-                masks = metrics.random_subsets(args.d, pct, args.queries, qrng)
+                masks = metrics.random_subsets(dataset.d, pct, p["queries"], qrng)
                 hits = [
                     lo <= truth[mk].sum() <= hi
                     for mk in masks
@@ -69,54 +88,23 @@ def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
                 values[f"cover90_set{pct}"] = float(np.mean(hits))
             hits = [lo <= truth[i] <= hi for i in top10 for lo, hi in [est.interval([i], 0.9)]]
             values["cover90_top10"] = float(np.mean(hits))
-            values["r_hat_max"] = max(est.info["r_hat"].values())
-            values["seconds"] = sum(v for k, v in est.info.items() if k.startswith("seconds"))
-        for metric, value in values.items():
-            rows.append({"rep": rep, "method": method, "metric": metric, "value": value,
-                         "warnings": len(caught)})  # fmt: skip
+            if "r_hat" in est.info:
+                values["r_hat_max"] = max(est.info["r_hat"].values())
+        rows += [
+            (method, metric, np.nan, float(v), seconds[method], notes[method])
+            for metric, v in values.items()
+        ]
     return rows
 
 
-def main(args: argparse.Namespace) -> pd.DataFrame:
-    """Run (or resume) the repetitions; write parts, the tidy table and a summary."""
-    out = Path(args.out)
-    parts = out / "parts"
-    setting = {k: v for k, v in vars(args).items() if k not in _NOT_SETTING}
-    setting["bayesldp"] = bayesldp.__version__
-    recorded = out / "setting.json"
-    if recorded.exists():
-        before = json.loads(recorded.read_text())
-        if before != json.loads(json.dumps(setting, default=str)):
-            raise ValueError(
-                f"{out} holds repetitions of another setting ({before}); use a new --out"
-            )
-    else:
-        write_json(recorded, setting)
-    order = range(args.reps - 1, -1, -1) if args.reverse else range(args.reps)
-    for rep in tqdm(order, desc="repetitions", disable=args.quiet):
-        part = parts / f"rep{rep:03d}.csv"
-        if part.exists():
-            continue
-        write_csv(part, pd.DataFrame(run_rep(args, rep)))
-    missing = [r for r in range(args.reps) if not (parts / f"rep{r:03d}.csv").exists()]
-    if missing:
-        raise RuntimeError(f"repetitions {missing} are still running elsewhere; rerun to finish")
-    frame = pd.concat([pd.read_csv(parts / f"rep{r:03d}.csv") for r in range(args.reps)])
-    write_csv(out / "results.csv", frame)
-    summary = frame.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
-    summary = summary.reindex([m for m in args.methods if m in summary.index])
-    write_csv(out / "summary.csv", summary.reset_index())
-    checks = check_targets(frame)
-    if not checks.empty:
-        write_csv(out / "targets.csv", checks)
-    (out / "config.json").write_text(
-        json.dumps({**vars(args), "bayesldp": bayesldp.__version__}, indent=2, default=str)
-    )
-    return summary
+def check(config: Config) -> None:
+    """One setting (dataset, eps, oracle): the report pairs methods by repetition."""
+    if len(config.datasets) * len(config.epsilons) * len(config.oracles) != 1:
+        raise ValueError("bayes_accuracy runs one dataset, eps and oracle")
 
 
 def check_targets(frame: pd.DataFrame) -> pd.DataFrame:
-    """The issue's targets, one row each: means, paired wins over the runs, met or not.
+    """The targets of paper/bayes.md, one row each: means, paired wins, met or not.
 
     bayes-consistent against the better (lower mean) of norm-hyb and power-ns on
     full-domain, 50% and 90% set-value MSE; bayes-power against power on full-domain
@@ -140,8 +128,8 @@ def check_targets(frame: pd.DataFrame) -> pd.DataFrame:
     for metric in ("mse", "set_mse_50", "set_mse_90"):
         compare("bayes-consistent", ["norm-hyb", "power-ns"], metric)
     compare("bayes-power", ["power"], "mse")
-    for method in sorted(methods & BAYES):
-        for column in ("cover90_set10", "cover90_set50", "cover90_top10"):
+    for method in sorted(methods & set(method_names(bayesian=True))):
+        for column in COVERAGE:
             if (method, column) in wide:
                 value = wide[(method, column)].mean()
                 rows.append({"target": f"{method} {column} in [0.85, 0.95]", "ours": value,
@@ -150,28 +138,84 @@ def check_targets(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--s", type=float, default=1.5)
-    parser.add_argument("--d", type=int, default=1024)
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--oracle", default="OUE")
-    parser.add_argument("--queries", type=int, default=100, help="random subsets per size")
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--methods", nargs="+", default=list(METHODS))
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="paper/results/bayes_accuracy")
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument(
-        "--reverse", action="store_true", help="last repetition first (a second worker)"
+def plot_coverage(table: pd.DataFrame, path: Path) -> None:
+    """Bar chart of coverage per method and query type, with the 85-95% band."""
+    fig, axes = new_figure(1, 1, width=7, row_height=4)
+    ax = axes[0, 0]
+    width = 0.8 / len(COVERAGE)
+    for i, column in enumerate(COVERAGE):
+        ax.bar([x + i * width for x in range(len(table))], table[column], width, label=column)
+    ax.axhspan(0.85, 0.95, color="green", alpha=0.15, label="target 85-95%")
+    ax.axhline(0.9, color="green", lw=1)
+    ax.set_xticks([x + width for x in range(len(table))], table["method"])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("coverage of 90% intervals")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Summary, targets, coverage table and plot, and the dot plot of the errors."""
+    summary = results.pivot_table(index="method", columns="metric", values="value")
+    summary = summary.reindex(list(dict.fromkeys(results["method"]))).reset_index()
+    targets = check_targets(results)
+    if not targets.empty:
+        write_csv(folder / "targets.csv", targets)
+    if set(COVERAGE) <= set(results["metric"]):
+        cover = results[results["metric"].isin(COVERAGE)]
+        table = cover.pivot_table(index="method", columns="metric", values="value").reset_index()
+        write_csv(folder / "coverage.csv", table)
+        plot_coverage(table, folder / "coverage.png")
+    first = results.iloc[0]
+    title = (
+        f"{first['dataset']} (n = {first['n']:,}, d = {first['d']:,}), eps = "
+        f"{first['epsilon']:g}, {first['oracle']}, {results['rep'].nunique()} repetitions"
     )
-    return parser
+    dot_plot(results, ERRORS, folder / "figure.png", title=title)
+    return summary
+
+
+EXPERIMENT = Experiment(
+    name="bayes_accuracy",
+    description="accuracy and 90%-interval coverage of the Bayesian methods (paper/bayes.md)",
+    figure="paper/bayes.md; README 'Bayesian post-processing'",
+    task=task,
+    grid=Grid(
+        ("zipf",),
+        (1.0,),
+        reps=30,
+        methods=METHODS,
+        params={"queries": 100, "draws": 1000, "tune": 1000},
+    ),
+    quick=Grid(
+        ("zipf:d=128,n=100000",),
+        (1.0,),
+        reps=2,
+        methods=METHODS,
+        params={"queries": 10, "draws": 100, "tune": 100},
+    ),
+    plot=plot,
+    seed=rep_seed,
+    group="bayes",
+    options={
+        "queries": "random subsets per set size",
+        "draws": "NUTS draws per chain",
+        "tune": "NUTS tuning steps per chain",
+    },
+    check=check,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
-    table = main(build_parser().parse_args())
-    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-        print(table.to_string())
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.bayes_accuracy import main
+
+    sys.exit(main())

@@ -15,16 +15,18 @@ tilting and the tilted posterior means are scored against the truth:
 - ``oracle-tilt``: the histogram of the true counts as the prior (not a method: a bound on
   what a better prior family could gain);
 
-beside ``power-ns`` and ``norm-sub``. Repetitions are written as separate files
-(atomically), so an interrupted run resumes.
+beside ``power-ns`` and ``norm-sub`` (the grid's methods). Seeding as in the first
+version of this study: repetition ``r`` simulates with ``default_rng([seed, r])``.
 
-Run ``python experiments/consistent_priors.py --reps 8``.
+Run ``bayesldp experiment consistent_priors`` (or ``python
+experiments/consistent_priors.py``); ``summary.csv`` holds the mean of every metric per
+prior and method, ``figure.png`` the MSE of each repetition.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
+import sys
 import warnings
 from pathlib import Path
 
@@ -32,12 +34,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 from scipy.special import logsumexp
-from tqdm import tqdm
 
-import bayesldp
-from bayesldp import datasets, metrics
-from bayesldp.io import write_csv
+from bayesldp import metrics
 from bayesldp.models import lomax as S
+from bayesldp.plotting import dot_plot
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, rep_seed, simulate
 
 PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")
@@ -92,72 +93,90 @@ def _fit(problem: S.Problem, family: str, start, with_total: bool):
     return res.x
 
 
-def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
-    """One repetition: rows (rep, method, metric, value)."""
-    data = datasets.zipf(args.s, args.d, args.n, rng=args.seed)
-    truth = data.frequencies
-    m = bayesldp.make_oracle(args.oracle, args.epsilon, args.d).simulate(
-        data.counts, np.random.default_rng([args.seed, rep])
-    )
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """One repetition: each prior family's tilted posterior mean, and the baselines."""
+    truth = dataset.frequencies
+    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(seq))
     problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
-    rows, est = [], {}
-    (s_pow,) = _fit(problem, "power", [1.5], with_total=False)
-    est["power-tilt"] = _tilted_means(problem, _log_mass(problem.grid, "power", [s_pow]))
-    lomax = _fit(problem, "lomax", [1.7, math.log(15.0)], with_total=True)
-    est["lomax-tilt"] = _tilted_means(problem, _log_mass(problem.grid, "lomax", lomax))
-    bp = _fit(problem, "betaprime", [lomax[0], lomax[1], math.log(0.3)], with_total=True)
-    est["betaprime-tilt"] = _tilted_means(problem, _log_mass(problem.grid, "betaprime", bp))
-    cells = np.clip(np.searchsorted(problem.grid.x, data.counts), 0, problem.grid.x.size - 1)
-    hist = np.bincount(cells, minlength=problem.grid.x.size) + 1e-12
-    est["oracle-tilt"] = _tilted_means(problem, np.log(hist / hist.sum()))
-    params = {
-        "power-tilt": {"s": s_pow},
-        "lomax-tilt": {"s": lomax[0], "c": math.exp(lomax[1])},
-        "betaprime-tilt": {"s": bp[0], "c": math.exp(bp[1]), "a": math.exp(bp[2])},
-    }
+    est, params, notes = {}, {}, {}
+
+    def fitted(name, fit):
+        # the fits' optimisers probe parameters where sums overflow: warnings kept per prior
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = fit()
+        notes[name] = "; ".join(sorted({str(w.message)[:120] for w in caught}))
+        return out
+
+    def power_tilt():
+        (s_pow,) = _fit(problem, "power", [1.5], with_total=False)
+        params["power-tilt"] = {"s": s_pow}
+        return _tilted_means(problem, _log_mass(problem.grid, "power", [s_pow]))
+
+    def lomax_tilt():
+        lomax = _fit(problem, "lomax", [1.7, math.log(15.0)], with_total=True)
+        params["lomax-tilt"] = {"s": lomax[0], "c": math.exp(lomax[1])}
+        return _tilted_means(problem, _log_mass(problem.grid, "lomax", lomax))
+
+    def betaprime_tilt():
+        s0, log_c0 = params["lomax-tilt"]["s"], math.log(params["lomax-tilt"]["c"])
+        bp = _fit(problem, "betaprime", [s0, log_c0, math.log(0.3)], with_total=True)
+        params["betaprime-tilt"] = {"s": bp[0], "c": math.exp(bp[1]), "a": math.exp(bp[2])}
+        return _tilted_means(problem, _log_mass(problem.grid, "betaprime", bp))
+
+    def oracle_tilt():
+        cells = np.clip(np.searchsorted(problem.grid.x, dataset.counts), 0,
+                        problem.grid.x.size - 1)  # fmt: skip
+        hist = np.bincount(cells, minlength=problem.grid.x.size) + 1e-12
+        return _tilted_means(problem, np.log(hist / hist.sum()))
+
+    for name, fit in zip(PRIORS, (power_tilt, lomax_tilt, betaprime_tilt, oracle_tilt),
+                         strict=True):  # fmt: skip
+        est[name] = fitted(name, fit)
+    rows: list[Row] = []
     for name, (f, shift) in est.items():
-        rows.append({"rep": rep, "method": name, "metric": "mse", "value": metrics.mse(truth, f)})
-        rows.append({"rep": rep, "method": name, "metric": "tilt_sigma", "value": shift})
+        rows.append((name, "mse", np.nan, metrics.mse(truth, f), np.nan, notes[name]))
+        rows.append((name, "tilt_sigma", np.nan, float(shift), np.nan, ""))
         for key, value in params.get(name, {}).items():
-            rows.append({"rep": rep, "method": name, "metric": key, "value": float(value)})
-    for name in BASELINES:
-        f = bayesldp.postprocess(m, name).frequencies
-        rows.append({"rep": rep, "method": name, "metric": "mse", "value": metrics.mse(truth, f)})
+            rows.append((name, key, np.nan, float(value), np.nan, ""))
+    fits, seconds, warned = apply_methods(m, task.methods, seq)
+    for name, e in fits.items():
+        rows.append((name, "mse", np.nan, metrics.mse(truth, e), seconds[name], warned[name]))
     return rows
 
 
-def main(args: argparse.Namespace) -> pd.DataFrame:
-    """Run (or resume) the repetitions; write the runs and a summary."""
-    out = Path(args.out)
-    for rep in tqdm(range(args.reps), desc="repetitions", disable=args.quiet):
-        part = out / "parts" / f"rep{rep:03d}.csv"
-        if not part.exists():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                write_csv(part, pd.DataFrame(run_rep(args, rep)))
-    frame = pd.concat([pd.read_csv(out / "parts" / f"rep{r:03d}.csv") for r in range(args.reps)])
-    write_csv(out / "runs.csv", frame)
-    summary = frame.pivot_table(index="method", columns="metric", values="value", aggfunc="mean")
-    summary = summary.reindex([m for m in (*PRIORS, *BASELINES) if m in summary.index])
-    write_csv(out / "summary.csv", summary.reset_index())
-    return summary
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Mean of every metric per prior and method; the MSE of every repetition."""
+    summary = results.pivot_table(index="method", columns="metric", values="value")
+    order = [m for m in (*PRIORS, *BASELINES) if m in summary.index]
+    order += [m for m in summary.index if m not in order]
+    dot_plot(results, [("mse", "full-domain MSE")], folder / "figure.png",
+             title="prior families at their mode, tilted to the total")  # fmt: skip
+    return summary.reindex(order).reset_index()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=8)
-    parser.add_argument("--s", type=float, default=1.5)
-    parser.add_argument("--d", type=int, default=1024)
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--oracle", default="OUE")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="paper/results/consistent_priors")
-    parser.add_argument("--quiet", action="store_true")
-    return parser
+EXPERIMENT = Experiment(
+    name="consistent_priors",
+    description="which count prior should a consistent Bayesian oracle use? (paper/bayes.md)",
+    figure="paper/bayes.md, prior families",
+    task=task,
+    grid=Grid(("zipf",), (1.0,), reps=8, methods=BASELINES),
+    quick=Grid(("zipf:d=128,n=100000",), (1.0,), reps=2, methods=BASELINES),
+    plot=plot,
+    seed=rep_seed,
+    group="bayes",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
-    table = main(build_parser().parse_args())
-    with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-        print(table.to_string())
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.consistent_priors import main
+
+    sys.exit(main())

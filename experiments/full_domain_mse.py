@@ -1,26 +1,58 @@
-"""Experiment ``full_domain_mse``.
+"""Full-domain MSE against eps (long paper Fig. 3-4; NDSS Fig. 3).
 
-Full-domain MSE vs eps.
+This module is the whole experiment, and the template for a new one: the task (the rows
+of one cell of the grid), the grids (the papers' and a tiny ``--quick`` one) and the plot
+(drawn from the saved results only), declared as ``EXPERIMENT``; ``main`` and the last
+lines make it a script. The runner (:mod:`bayesldp.runner`) does the rest: seeding, Dask
+or in-process execution, verified parts, resume, ``results.csv``, ``metadata.json``,
+``summary.csv``; ``bayesldp experiment`` finds it by scanning ``bayesldp.experiments``.
 
-Reproduces long paper Fig. 3-4; NDSS Fig. 3. Run ``python experiments/full_domain_mse.py
-[--quick | --full] [--out DIR]``, the same as ``bayesldp experiment full_domain_mse``;
-results go to ``DIR/full_domain_mse/results.csv`` and the figure to
-``DIR/full_domain_mse/figure.png``.
+Run ``bayesldp experiment full_domain_mse`` or ``python experiments/full_domain_mse.py``
+(``--quick`` for a tiny grid, ``--help`` for the options); results, summary and figure
+go to ``OUT/full_domain_mse/``.
 """
 
 from __future__ import annotations
 
 import sys
 
-from bayesldp.experiments.command import script_main
+import numpy as np
 
-NAME = "full_domain_mse"
+from bayesldp import metrics
+from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL, REAL_REPS, SYNTHETIC
+from bayesldp.plotting import plot_vs_eps
+from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
 
 
-def main(args: list[str] | None = None) -> int:
-    """Run the experiment with command-line ``args`` (see ``--help``)."""
-    return script_main(NAME, args)
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """MSE over all items, and the estimate's sum, of every method."""
+    est, sec, notes = simulate_and_apply(task, dataset, seq)
+    f = dataset.frequencies
+    rows = method_rows("mse", np.nan, {m: metrics.mse(f, e) for m, e in est.items()}, sec, notes)
+    rows += method_rows("sum", np.nan, {m: e.total for m, e in est.items()}, sec, notes)
+    return rows
+
+
+EXPERIMENT = Experiment(
+    name="full_domain_mse",
+    description="full-domain MSE vs eps",
+    figure="long paper Fig. 3-4; NDSS Fig. 3",
+    task=task,
+    grid=Grid(SYNTHETIC + REAL, EPS_PAPER, reps=30, real_reps=REAL_REPS),
+    quick=Grid((*SYNTHETIC, "wordfreq"), EPS_QUICK, reps=2, real_reps=1),
+    plot=plot_vs_eps("mse", "full-domain MSE"),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.full_domain_mse import main
+
     sys.exit(main())

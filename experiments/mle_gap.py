@@ -3,110 +3,133 @@
 The papers approximate the oracle's likelihood by a Gaussian (MLE-Apx, Eq. 13) and
 show that MLE-Apx and CLS nearly coincide. This experiment adds the exact MLE of the
 oracle's own likelihood (multinomial for GRR, product of binomials for OUE), solved in
-closed form by :func:`bayesldp.methods.mle` and checked against the cvxpy solution
-(:func:`bayesldp.convex.mle`) on the first ``--cvxpy-reps`` repetitions, and IBU (EM
-for the same likelihood).
+closed form by ``mle`` and checked against the cvxpy solution (``mle@cvxpy``) on the
+first ``cvxpy_reps`` repetitions, and IBU (EM for the same likelihood).
 
-For each oracle, epsilon, dataset (Zipf(1.5) and flat, ``d`` items, ``n`` users) and
-repetition, the same measurement is post-processed by every method; the full-domain
-MSE against the true frequencies is recorded, with the mean squared distance between
-the methods themselves.
+For each oracle, eps, dataset (Zipf(1.5) and uniform, drawn afresh in every repetition)
+and repetition, the same measurement is post-processed by every method; the rows hold
+the full-domain MSE against that repetition's true frequencies and the mean squared
+distance between the methods themselves.
 
-Run::
+Seeding as in the first version of this study: one generator, ``default_rng(13)``, read
+in the order oracle, eps, dataset, repetition. Each task starts from its place in that
+stream (the stream is replayed once per process, which costs a few draws per task, not
+a method call), so tasks can run in any order and on any worker; a changed grid is a
+new configuration (``independent_tasks=False``).
 
-    python experiments/mle_gap.py --reps 30 --out paper/results/mle_gap
-
-Writes ``mle_gap_runs.csv`` (one row per repetition and method), ``mle_gap_summary.csv``
-and ``mle_gap.md`` (the table), all from the saved runs.
+Run ``bayesldp experiment mle_gap`` (or ``python experiments/mle_gap.py``); writes
+``summary.csv``, the table ``mle_gap.md`` and ``figure.png`` (MSE against eps) from the
+saved results.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
-import warnings
+import json
+import sys
+from dataclasses import asdict
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-import bayesldp
-from bayesldp import convex, datasets
-from bayesldp.io import atomic_open, write_csv, write_json
-from bayesldp.oracles import make_oracle
-
-logger = logging.getLogger("mle_gap")
+from bayesldp.io import atomic_open
+from bayesldp.plotting import two_panel_rows
+from bayesldp.registry import postprocess
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods, grid_seed
 
 METHODS = ("base", "cls", "mle-apx", "mle", "ibu")
+#: Methods whose estimates the others are compared with (mean squared distance).
+ANCHORS = ("cls", "mle")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--d", type=int, default=1024)
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0, 2.0])
-    parser.add_argument("--oracles", nargs="+", default=["OUE", "GRR"])
-    parser.add_argument("--zipf-s", type=float, default=1.5)
-    parser.add_argument("--cvxpy-reps", type=int, default=2,
-                        help="repetitions where the cvxpy MLE is solved too")  # fmt: skip
-    parser.add_argument("--ibu-max-iter", type=int, default=100_000,
-                        help="EM-step limit of IBU (its default of 1e4 stops far from "
-                             "the MLE for OUE, d = 1024, n = 1e6)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--report-only", action="store_true",
-                        help="rebuild the summary and table from the saved runs")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path("paper/results/mle_gap"))
-    return parser
+def draw(dataset: str, oracle: str, epsilon: float, rng: np.random.Generator):
+    """True counts drawn afresh from ``dataset``'s law, then one round of the oracle."""
+    from bayesldp.datasets import get_dataset
+    from bayesldp.oracles import make_oracle
+
+    counts = get_dataset(dataset, rng=rng).counts
+    return counts, make_oracle(oracle, epsilon, counts.size).simulate(counts, rng)
 
 
-def true_counts(name: str, args: argparse.Namespace, rng: np.random.Generator) -> np.ndarray:
-    if name == "zipf":
-        return datasets.zipf(args.zipf_s, args.d, args.n, rng=rng).counts
-    return rng.multinomial(args.n, np.full(args.d, 1.0 / args.d))
+@lru_cache(maxsize=8)
+def _stream_states(config_json: str) -> dict[tuple, dict]:
+    """Each cell's state of the study's one generator (replaying the draws in order)."""
+    config = json.loads(config_json)
+    rng = np.random.default_rng(config["seed"])
+    states = {}
+    for oracle in config["oracles"]:
+        for eps in config["epsilons"]:
+            for dataset in config["datasets"]:
+                for rep in range(config["reps"]):
+                    states[(oracle, float(eps), dataset, rep)] = rng.bit_generator.state
+                    draw(dataset, oracle, eps, rng)
+    return states
 
 
-def run(args: argparse.Namespace) -> pd.DataFrame:
-    """One row per (oracle, eps, dataset, rep, method)."""
-    rng = np.random.default_rng(args.seed)
-    rows = []
-    options = {"ibu": {"max_iter": args.ibu_max_iter}}
-    for oracle_name in args.oracles:
-        for eps in args.eps:
-            oracle = make_oracle(oracle_name, eps, args.d)
-            for dataset in ("zipf", "flat"):
-                for rep in range(args.reps):
-                    counts = true_counts(dataset, args, rng)
-                    truth = counts / counts.sum()
-                    m = oracle.simulate(counts, rng)
-                    with warnings.catch_warnings():
-                        # IBU warns when it stops before tol; recorded as ibu_converged.
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        fits = {
-                            name: bayesldp.postprocess(m, name, **options.get(name, {}))
-                            for name in METHODS
-                        }
-                    est = {name: fit.frequencies for name, fit in fits.items()}
-                    ibu_converged = bool(fits["ibu"].info["converged"])
-                    cvx_diff = np.nan
-                    if rep < args.cvxpy_reps:
-                        cvx = convex.mle(m, tol=1e-10, max_iter=200_000).frequencies
-                        cvx_diff = float(np.abs(cvx - est["mle"]).max())
-                    key = {"oracle": oracle_name, "eps": eps, "dataset": dataset, "rep": rep}
-                    for name, f in est.items():
-                        rows.append({
-                            **key, "method": name,
-                            "mse": float(np.mean((f - truth) ** 2)),
-                            "msd_to_cls": float(np.mean((f - est["cls"]) ** 2)),
-                            "msd_to_mle": float(np.mean((f - est["mle"]) ** 2)),
-                            "cvxpy_mle_max_abs_diff": cvx_diff if name == "mle" else np.nan,
-                            "converged": ibu_converged if name == "ibu" else True,
-                        })  # fmt: skip
-                logger.info("%s eps=%g done", oracle_name, eps)
-    return pd.DataFrame(rows)
+def stream(task: Task) -> np.random.Generator:
+    """A generator in the state the study's stream has at ``task``'s cell."""
+    key = json.dumps(asdict(task.config), sort_keys=True, default=str)
+    state = _stream_states(key)[(task.oracle, task.epsilon, task.dataset, task.rep)]
+    bits = np.random.PCG64()
+    bits.state = state
+    return np.random.Generator(bits)
+
+
+def seed(task: Task) -> np.random.SeedSequence:
+    """One stream, default_rng(seed), read in the order oracle, eps, dataset, rep; methods' streams from SeedSequence([seed, crc32('experiment|dataset|eps|rep')]).
+
+    Each task replays the stream to its place (:func:`stream`); the sequence returned
+    here seeds only the methods that take ``rng`` (none of this study's).
+    """  # noqa: E501 (the first line is the metadata's description of the seeding)
+    return grid_seed(task)
+
+
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """Every method on one measurement: MSE, distance to CLS and MLE, checks."""
+    counts, m = draw(task.dataset, task.oracle, task.epsilon, stream(task))
+    truth = counts / counts.sum()
+    options = {"ibu": {"max_iter": task.params["ibu_max_iter"]}}
+    fits, sec, notes = apply_methods(m, task.methods, seq, options=options)
+    est = {name: fit.frequencies for name, fit in fits.items()}
+    rows: list[Row] = []
+    for name, f in est.items():
+        values = {
+            "mse": float(np.mean((f - truth) ** 2)),
+            "msd_to_cls": float(np.mean((f - est["cls"]) ** 2)),
+            "msd_to_mle": float(np.mean((f - est["mle"]) ** 2)),
+        }
+        if name == "ibu":
+            values["converged"] = float(bool(fits["ibu"].info["converged"]))
+        if name == "mle" and task.rep < task.params["cvxpy_reps"]:
+            cvx = postprocess(m, "mle", backend="cvxpy", tol=1e-10, max_iter=200_000)
+            values["cvxpy_mle_max_abs_diff"] = float(np.abs(cvx.frequencies - f).max())
+        rows += [(name, k, np.nan, v, sec[name], notes[name]) for k, v in values.items()]
+    return rows
+
+
+def check(config: Config) -> None:
+    """The distances need ``cls`` and ``mle`` among the methods."""
+    missing = [m for m in ANCHORS if m not in config.methods]
+    if missing:
+        raise ValueError(f"mle_gap compares every method with {' and '.join(ANCHORS)}: "
+                         f"add {', '.join(missing)} to --methods")  # fmt: skip
+
+
+def runs_table(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (oracle, eps, dataset, rep, method), one column per metric."""
+    wide = results.pivot_table(
+        index=["oracle", "epsilon", "dataset", "rep", "method"],
+        columns="metric",
+        values="value",
+        aggfunc="first",
+        sort=False,
+    ).reset_index()
+    return wide.rename(columns={"epsilon": "eps"})
 
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean (and standard error) per method, paired differences with the exact MLE."""
     keys = ["oracle", "eps", "dataset", "method"]
     # Paired with the exact MLE on the same measurement.
     mle_mse = runs[runs["method"] == "mle"].set_index(["oracle", "eps", "dataset", "rep"])["mse"]
@@ -116,6 +139,9 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
             list(zip(runs.oracle, runs.eps, runs.dataset, runs.rep, strict=True))
         ].to_numpy()
     )
+    for column in ("cvxpy_mle_max_abs_diff", "converged"):
+        if column not in runs:
+            runs[column] = np.nan
 
     def se(x):
         return x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else np.nan
@@ -138,12 +164,13 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
 
 def table(summary: pd.DataFrame) -> str:
     """Markdown table: MSE (x1e-6) per method, and distance between the methods."""
+    methods = list(dict.fromkeys(summary["method"]))
     lines = [
-        "| oracle | eps | data | base | cls (=norm-sub) | mle-apx | mle (exact) | ibu "
+        "| oracle | eps | data | " + " | ".join(methods) + " "
         "| cls - mle (paired) | mle-apx - mle (paired) "
         "| MSD(mle-apx, cls) | MSD(mle-apx, mle) | MSD(mle, cls) | ibu converged "
         "| cvxpy vs numpy mle |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|" + "---|" * len(methods) + "---|---|---|---|---|---|---|",
     ]
     for (oracle, eps, dataset), g in summary.groupby(["oracle", "eps", "dataset"], sort=False):
         g = g.set_index("method")
@@ -152,47 +179,97 @@ def table(summary: pd.DataFrame) -> str:
             return f"{g.loc[name, 'mse'] * 1e6:.4g} ± {g.loc[name, 'mse_se'] * 1e6:.2g}"
 
         def paired(name, g=g):
+            if name not in g.index:
+                return ""
             diff, err = g.loc[name, "mse_minus_mle"] * 1e6, g.loc[name, "mse_minus_mle_se"] * 1e6
             return f"{diff:+.3g} ± {err:.2g}"
 
-        cvx = g.loc["mle", "cvxpy_mle_max_abs_diff"]
+        def value(name, column, fmt, g=g):
+            return format(g.loc[name, column], fmt) if name in g.index else ""
+
         lines.append(
             f"| {oracle} | {eps:g} | {dataset} | "
-            + " | ".join(cell(name) for name in METHODS)
+            + " | ".join(cell(name) for name in methods)
             + f" | {paired('cls')} | {paired('mle-apx')}"
-            + f" | {g.loc['mle-apx', 'msd_to_cls']:.2e} | {g.loc['mle-apx', 'msd_to_mle']:.2e}"
-            + f" | {g.loc['mle', 'msd_to_cls']:.2e} | {g.loc['ibu', 'converged']:.0%}"
-            + f" | {cvx:.1e} |"
+            + f" | {value('mle-apx', 'msd_to_cls', '.2e')}"
+            + f" | {value('mle-apx', 'msd_to_mle', '.2e')}"
+            + f" | {value('mle', 'msd_to_cls', '.2e')} | {value('ibu', 'converged', '.0%')}"
+            + f" | {value('mle', 'cvxpy_mle_max_abs_diff', '.1e')} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def report(out: Path, args: argparse.Namespace) -> pd.DataFrame:
-    """Summary CSV and Markdown table from the saved runs."""
-    summary = summarise(pd.read_csv(out / "mle_gap_runs.csv"))
-    write_csv(out / "mle_gap_summary.csv", summary)
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """The table ``mle_gap.md`` and MSE against eps per (oracle, dataset); the summary."""
+    runs = runs_table(results)
+    summary = summarise(runs)
+    sizes = results.groupby("dataset")[["n", "d"]].first()
+    data = ", ".join(f"{ds} (n = {r.n:,}, d = {r.d:,})" for ds, r in sizes.iterrows())
     header = (
-        f"Full-domain MSE x 1e6 (mean ± s.e. over {args.reps} repetitions), d = {args.d}, "
-        f"n = {args.n}, Zipf s = {args.zipf_s} and flat; 'cls - mle' and 'mle-apx - mle': "
+        f"Full-domain MSE x 1e6 (mean ± s.e. over {runs['rep'].nunique()} repetitions); "
+        f"data: {data}, drawn afresh in every repetition; 'cls - mle' and 'mle-apx - mle': "
         "mean paired difference in MSE x 1e6 (same measurement) ± its s.e.; MSD = mean "
         "squared difference between two methods' estimates; 'cvxpy vs numpy mle': largest "
-        f"|cvxpy - numpy| of the exact MLE over the first {args.cvxpy_reps} repetitions; "
-        f"IBU is run with SQUAREM, at most {args.ibu_max_iter} EM steps and tol 1e-10, and "
-        "'ibu converged' is the share of runs that met tol.\n\n"
+        "|cvxpy - numpy| of the exact MLE over the repetitions where it was solved; IBU is "
+        "run with SQUAREM and tol 1e-10, and 'ibu converged' is the share of runs that met "
+        "tol.\n\n"
     )
-    with atomic_open(out / "mle_gap.md") as fh:
+    with atomic_open(folder / "mle_gap.md") as fh:
         fh.write(header + table(summary))
+    mse = results[results["metric"] == "mse"].copy()
+    mse["row"] = mse["oracle"] + ", " + mse["dataset"]
+    two_panel_rows(mse, "mse", "epsilon", folder / "figure.png", "full-domain MSE", "epsilon",
+                   row_key="row")  # fmt: skip
     return summary
 
 
-def main(args: argparse.Namespace) -> pd.DataFrame:
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not args.report_only:
-        write_csv(args.out / "mle_gap_runs.csv", run(args))
-        write_json(args.out / "mle_gap_args.json", {k: str(v) for k, v in vars(args).items()})
-    return report(args.out, args)
+_PARAMS = {"cvxpy_reps": 2, "ibu_max_iter": 100_000}
+
+EXPERIMENT = Experiment(
+    name="mle_gap",
+    description="MLE-Apx, CLS and the exact MLE (and IBU): MSE and distances, OUE and GRR",
+    figure="paper/convex.md; README 'MLE-Apx, CLS and the exact MLE'",
+    task=task,
+    grid=Grid(
+        ("zipf", "uniform"),
+        (0.5, 1.0, 2.0),
+        reps=30,
+        methods=METHODS,
+        oracles=("OUE", "GRR"),
+        seed=13,
+        params=_PARAMS,
+    ),
+    quick=Grid(
+        ("zipf:d=64,n=20000", "uniform:d=64,n=20000"),
+        (1.0,),
+        reps=2,
+        methods=METHODS,
+        oracles=("OUE", "GRR"),
+        seed=13,
+        params={"cvxpy_reps": 1, "ibu_max_iter": 2000},
+    ),
+    plot=plot,
+    seed=seed,
+    group="convex",
+    options={
+        "cvxpy_reps": "repetitions where the cvxpy MLE is solved too",
+        "ibu_max_iter": "EM-step limit of IBU (its default of 1e4 stops far from the MLE for "
+        "OUE, d = 1024, n = 1e6)",
+    },
+    independent_tasks=False,
+    check=check,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    main(build_parser().parse_args())
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.mle_gap import main
+
+    sys.exit(main())

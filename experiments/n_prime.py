@@ -1,25 +1,86 @@
-"""Experiment ``n_prime``.
+"""n': the users Base would need for each method's MSE, against n (NDSS Fig. 5).
 
-N': users Base needs for the same MSE, vs n (Zipf, eps = 1).
-
-Reproduces NDSS Fig. 5. Run ``python experiments/n_prime.py [--quick | --full] [--out
-DIR]``, the same as ``bayesldp experiment n_prime``; results go to
-``DIR/n_prime/results.csv`` and the figure to ``DIR/n_prime/figure.png``.
+n' = n x MSE_Base(n) / MSE_method with Base's analytic MSE (NDSS Eq. 5), so Base's own
+n' is n (a check of Eq. 5 and of the simulation). Zipf, eps = 1. Run ``bayesldp
+experiment n_prime`` or ``python experiments/n_prime.py [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from bayesldp.experiments.command import script_main
+import numpy as np
+import pandas as pd
 
-NAME = "n_prime"
+from bayesldp import metrics
+from bayesldp.plotting import two_panel_rows
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 
 
-def main(args: list[str] | None = None) -> int:
-    """Run the experiment with command-line ``args`` (see ``--help``)."""
-    return script_main(NAME, args)
+def base_mse_analytic(dataset, p: float, q: float) -> float:
+    """Mean variance of the unbiased estimate (the NDSS paper's Eq. 5 for Base)."""
+    f = dataset.frequencies
+    var = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (dataset.n * (p - q) ** 2)
+    return float(np.mean(var))
+
+
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """Every method's MSE and n' = n * MSE_Base(n) / MSE_method.
+
+    Base's (analytic) MSE is proportional to 1/n, so Base with n' users reaches the
+    method's empirical MSE with n users.
+    """
+    rng = np.random.default_rng(seq.spawn(1)[0])
+    m = simulate(dataset, task.oracle, task.epsilon, rng)
+    est, sec, notes = apply_methods(m, task.methods, seq)
+    f = dataset.frequencies
+    analytic = base_mse_analytic(dataset, m.p, m.q)
+    rows: list[Row] = []
+    for name, e in est.items():
+        err = metrics.mse(f, e)
+        rows.append((name, "mse", np.nan, err, sec[name], notes[name]))
+        rows.append((name, "n_prime", np.nan, dataset.n * analytic / err, sec[name], ""))
+    return rows
+
+
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """n' against n, log-log."""
+    sub = results[results["metric"] == "n_prime"].copy()
+    sub["param"] = sub["n"].astype(float)
+    sub["ratio"] = "n'"
+    return two_panel_rows(
+        sub, "n_prime", "param", folder / "figure.png", "n' (users for Base)", "n",
+        logx=True, row_key="ratio",
+    )  # fmt: skip
+
+
+def _zipfs(*ns: int) -> tuple[str, ...]:
+    return tuple(f"zipf:n={n}" for n in ns)
+
+
+EXPERIMENT = Experiment(
+    name="n_prime",
+    description="n': users Base needs for the same MSE, vs n (Zipf, eps = 1)",
+    figure="NDSS Fig. 5",
+    task=task,
+    grid=Grid(
+        _zipfs(30_000, 100_000, 300_000, 1_000_000, 3_000_000), (1.0,), reps=30, real_reps=30
+    ),
+    quick=Grid(_zipfs(100_000, 1_000_000), (1.0,), reps=2, real_reps=30),
+    plot=plot,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.n_prime import main
+
     sys.exit(main())

@@ -1,25 +1,86 @@
-"""Experiment ``set_value_mse``.
+"""Random set-value MSE against the set size rho (long paper Fig. 5-6).
 
-Random set-value MSE vs set size rho (10-90% and 1-10%), eps = 1.
-
-Reproduces long paper Fig. 5-6. Run ``python experiments/set_value_mse.py [--quick | --full]
-[--out DIR]``, the same as ``bayesldp experiment set_value_mse``; results go to
-``DIR/set_value_mse/results.csv`` and the figure to ``DIR/set_value_mse/figure.png``.
+Sets of rho% of the items (10-90% and 1-10%), the same random sets for every method;
+eps = 1. Run ``bayesldp experiment set_value_mse`` or ``python
+experiments/set_value_mse.py [--quick] [--out DIR]``.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from bayesldp.experiments.command import script_main
+import numpy as np
+import pandas as pd
 
-NAME = "set_value_mse"
+from bayesldp import metrics
+from bayesldp.experiments import REAL_REPS, SYNTHETIC
+from bayesldp.plotting import two_panel_rows
+from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
 
 
-def main(args: list[str] | None = None) -> int:
-    """Run the experiment with command-line ``args`` (see ``--help``)."""
-    return script_main(NAME, args)
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """Set-value MSE of every method for each rho (``param``), on shared random sets."""
+    est, sec, notes = simulate_and_apply(task, dataset, seq)
+    f = dataset.frequencies
+    rows: list[Row] = []
+    query_seed = seq.spawn(2)[1]
+    for rho in task.params["rhos"]:
+        # the same random sets for every method
+        vals = {
+            m: metrics.set_value_mse(
+                f, e, rho, np.random.default_rng(query_seed), task.params["n_queries"]
+            )
+            for m, e in est.items()
+        }
+        rows += method_rows("set_mse", float(rho), vals, sec, notes)
+    return rows
+
+
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Two rows per dataset: rho 10-90% and rho 1-10%."""
+    results = results.copy()
+    results["range"] = np.where(results["param"] >= 10, "rho 10-90%", "rho 1-10%")
+    results["row"] = results["dataset"] + ", " + results["range"]
+    results = results.sort_values(["dataset", "range"], ascending=[True, False])
+    return two_panel_rows(
+        results, "set_mse", "param", folder / "figure.png", "set-value MSE", "rho (%)",
+        row_key="row",
+    )  # fmt: skip
+
+
+EXPERIMENT = Experiment(
+    name="set_value_mse",
+    description="random set-value MSE vs set size rho (10-90% and 1-10%), eps = 1",
+    figure="long paper Fig. 5-6",
+    task=task,
+    grid=Grid(
+        (*SYNTHETIC, "us_cities"),
+        (1.0,),
+        reps=30,
+        real_reps=REAL_REPS,
+        params={"rhos": tuple(range(10, 100, 10)) + tuple(range(1, 11)), "n_queries": 10},
+    ),
+    quick=Grid(
+        SYNTHETIC,
+        (1.0,),
+        reps=2,
+        real_reps=1,
+        params={"rhos": (10, 50, 90, 1, 5), "n_queries": 5},
+    ),
+    plot=plot,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.set_value_mse import main
+
     sys.exit(main())

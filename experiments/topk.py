@@ -1,25 +1,72 @@
-"""Experiment ``topk``.
+"""Top-k MSE against k (eps = 1) and against eps (k = 10) (long paper Fig. 7-8).
 
-Top-k MSE vs k (eps = 1) and vs eps (k = 10).
-
-Reproduces long paper Fig. 7-8. Run ``python experiments/topk.py [--quick | --full] [--out
-DIR]``, the same as ``bayesldp experiment topk``; results go to ``DIR/topk/results.csv`` and
-the figure to ``DIR/topk/figure.png``.
+Run ``bayesldp experiment topk`` or ``python experiments/topk.py [--quick] [--out DIR]``;
+``figure.png`` is top-10 MSE against eps, ``figure_vs_k.png`` top-k MSE against k.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from bayesldp.experiments.command import script_main
+import numpy as np
+import pandas as pd
 
-NAME = "topk"
+from bayesldp import metrics
+from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL, REAL_REPS, SYNTHETIC
+from bayesldp.plotting import two_panel_rows
+from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
+
+KS = (2, 4, 8, 10, 16, 32)
 
 
-def main(args: list[str] | None = None) -> int:
-    """Run the experiment with command-line ``args`` (see ``--help``)."""
-    return script_main(NAME, args)
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """MSE of the k truly largest items (``param`` = k) of every method."""
+    est, sec, notes = simulate_and_apply(task, dataset, seq)
+    f = dataset.frequencies
+    rows: list[Row] = []
+    for k in task.params["ks"]:
+        if k <= dataset.d:
+            vals = {m: metrics.topk_mse(f, e, k) for m, e in est.items()}
+            rows += method_rows("topk_mse", float(k), vals, sec, notes)
+    return rows
+
+
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Top-k MSE against k at eps = 1, and top-10 MSE against eps."""
+    k_eps = results[(results["metric"] == "topk_mse") & (results["epsilon"] == 1.0)].copy()
+    k_eps["row"] = k_eps["dataset"] + ", eps = 1"
+    a = two_panel_rows(
+        k_eps, "topk_mse", "param", folder / "figure_vs_k.png", "top-k MSE", "k", row_key="row"
+    )
+    k10 = results[(results["metric"] == "topk_mse") & (results["param"] == 10)].copy()
+    k10["row"] = k10["dataset"] + ", k = 10"
+    b = two_panel_rows(
+        k10, "topk_mse", "epsilon", folder / "figure.png", "top-10 MSE", "epsilon", row_key="row"
+    )
+    return pd.concat([a.assign(view="vs_k"), b.assign(view="vs_eps")], ignore_index=True)
+
+
+EXPERIMENT = Experiment(
+    name="topk",
+    description="top-k MSE vs k (eps = 1) and vs eps (k = 10)",
+    figure="long paper Fig. 7-8",
+    task=task,
+    grid=Grid(SYNTHETIC + REAL, EPS_PAPER, reps=30, real_reps=REAL_REPS, params={"ks": KS}),
+    quick=Grid(SYNTHETIC, EPS_QUICK, reps=2, real_reps=1, params={"ks": KS}),
+    plot=plot,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.topk import main
+
     sys.exit(main())

@@ -26,15 +26,3 @@ def zipf_frequencies(d: int, s: float = 1.5) -> np.ndarray:
     """Zipf frequencies over ``d`` items."""
     w = np.arange(1, d + 1, dtype=float) ** (-s)
     return w / w.sum()
-
-
-def load_script(relative: str):
-    """Import a script of the repository (e.g. ``experiments/x.py``) by its path."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / relative
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import bayesldp
-from tests.helpers import load_script, zipf_frequencies
+from tests.helpers import zipf_frequencies
 
 pytest.importorskip("pure_ldp", reason="needs the bench extra: pip install -e '.[bench]'")
 pytest.importorskip("multi_freq_ldpy", reason="needs the bench extra: pip install -e '.[bench]'")
@@ -31,7 +31,9 @@ pytest.importorskip("multi_freq_ldpy", reason="needs the bench extra: pip instal
 
 @pytest.fixture(scope="module")
 def compare():
-    return load_script("benchmarks/compare_libraries.py")
+    from benchmarks import compare_libraries
+
+    return compare_libraries
 
 
 def oue_measurement(rng, d=128, n=50_000):
@@ -107,7 +109,8 @@ def test_compare_script_tiny(compare, tmp_path):
 
 
 def test_scaling_script_tiny(tmp_path):
-    scaling = load_script("benchmarks/scaling.py")
+    from benchmarks import scaling
+
     args = scaling.build_parser().parse_args(
         ["--domains", "100", "300", "--min-users", "2000", "--reps", "1",
          "--ibu-iters", "50", "--slow-max-d", "200", "--out", str(tmp_path)]

@@ -281,16 +281,3 @@ def test_condition_on_total_is_gaussian_conditioning(rng):
     cov = np.diag(var) - np.outer(var, var) / total_var
     np.testing.assert_allclose((f * n).mean(axis=0), mean, atol=0.5)
     np.testing.assert_allclose(np.cov((f * n).T), cov, atol=0.03 * var.max())
-
-
-def test_consistent_priors_script_tiny(tmp_path):
-    from tests.helpers import load_script
-
-    script = load_script("experiments/consistent_priors.py")
-    args = script.build_parser().parse_args(
-        ["--reps", "1", "--d", "48", "--n", "20000", "--out", str(tmp_path), "--quiet"]
-    )
-    table = script.main(args)
-    assert set(table.index) == {*script.PRIORS, *script.BASELINES}
-    assert (table["mse"] > 0).all()
-    assert (tmp_path / "summary.csv").exists() and (tmp_path / "parts" / "rep000.csv").exists()

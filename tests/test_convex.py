@@ -32,7 +32,7 @@ from scipy.special import xlogy
 import bayesldp
 from bayesldp import convex, methods
 from bayesldp.oracles import make_oracle
-from tests.helpers import load_script, toy_measurement, zipf_frequencies
+from tests.helpers import toy_measurement, zipf_frequencies
 from tests.test_methods import CATALOGUE as METHODS_CATALOGUE
 
 #: Agreement in f with the closed forms.
@@ -663,7 +663,8 @@ def test_methods_table_and_signatures():
 
 
 def test_convex_bench_tiny(tmp_path):
-    bench = load_script("benchmarks/convex_bench.py")
+    from benchmarks import convex_bench as bench
+
     args = bench.build_parser().parse_args(
         ["--sizes", "50", "200", "--repeat", "1", "--out", str(tmp_path)]
     )
@@ -673,22 +674,6 @@ def test_convex_bench_tiny(tmp_path):
     assert (frame["max_abs_diff"] < ATOL).all()
     assert (tmp_path / "convex_bench.csv").exists()
     assert (tmp_path / "convex_bench.png").exists()
-
-
-def test_mle_gap_tiny(tmp_path):
-    exp = load_script("experiments/mle_gap.py")
-    args = exp.build_parser().parse_args(
-        ["--reps", "2", "--d", "32", "--n", "20000", "--eps", "1", "--cvxpy-reps", "1",
-         "--ibu-max-iter", "2000", "--out", str(tmp_path)]
-    )  # fmt: skip
-    summary = exp.main(args)
-    assert {"mle-apx", "cls", "mle", "ibu"} <= set(summary["method"])
-    assert set(summary["dataset"]) == {"zipf", "flat"}
-    assert (summary["mse"] > 0).all()
-    # The cvxpy and numpy exact MLEs agree on the checked repetition.
-    assert (summary.loc[summary["method"] == "mle", "cvxpy_mle_max_abs_diff"] < 1e-6).all()
-    assert (tmp_path / "mle_gap_summary.csv").exists()
-    assert (tmp_path / "mle_gap.md").exists()
 
 
 def test_problems_are_the_registry_s_cvxpy_backends():

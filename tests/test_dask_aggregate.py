@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import bayesldp
-from tests.helpers import load_script
 
 pa = pytest.importorskip("pyarrow", reason="needs the dask extra: pip install -e '.[dask]'")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -333,7 +332,8 @@ def test_library_imports_without_optional_packages():
 
 
 def test_benchmark_runs_with_tiny_arguments(tmp_path):
-    bench = load_script("benchmarks/dask_aggregate_bench.py")
+    from benchmarks import dask_aggregate_bench as bench
+
     args = ["--n", "3000", "--d", "64", "--chunk-size", "1000", "--workers", "1"]
     row = bench.main(
         [*args, "--oracle", "HR", "--dir", str(tmp_path / "w"), "--out", str(tmp_path / "out")]

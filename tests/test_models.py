@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import bayesldp
-from tests.helpers import load_script, zipf_frequencies
+from tests.helpers import zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
@@ -188,29 +188,9 @@ def test_bayes_power_beats_power_on_zipf():
     assert wins >= 2
 
 
-def test_bayes_scripts_tiny(tmp_path):
-    """The accuracy and calibration scripts run end to end with tiny arguments."""
-    calib = load_script("experiments/bayes_calibration.py")
-    args = calib.build_parser().parse_args(
-        ["--reps", "1", "--d", "64", "--n", "20000", "--draws", "100", "--tune", "100",
-         "--out", str(tmp_path)]
-    )  # fmt: skip
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        table = calib.main(args)
-    assert set(table["method"]) == {"bayes-power", "bayes-consistent"}
-    assert table[["cover90_set10", "cover90_set50", "cover90_top10"]].notna().all().all()
-    assert (tmp_path / "coverage.png").exists() and (tmp_path / "summary.csv").exists()
-    # resuming skips the finished repetition
-    before = (tmp_path / "parts" / "rep000.csv").stat().st_mtime_ns
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        calib.main(args)
-    assert (tmp_path / "parts" / "rep000.csv").stat().st_mtime_ns == before
-
-
 def test_bayes_speed_case_runs():
-    speed = load_script("benchmarks/bayes_speed.py")
+    from benchmarks import bayes_speed as speed
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         row = speed.run_case(64, "bayes-power", 0, n=20_000, draws=100, tune=100)

@@ -574,9 +574,8 @@ TINY_BENCH += ["--previous-users", "3000", "--grr-d", "1000", "--grr-n", "20000"
 
 
 def test_user_side_benchmark_runs_with_tiny_arguments(tmp_path):
-    from tests.helpers import load_script
+    from benchmarks import user_side as bench
 
-    bench = load_script("benchmarks/user_side.py")
     result = bench.main([*TINY_BENCH, "--libraries", "--out", str(tmp_path)])
     ratios = result["ratios"].set_index("oracle")
     assert set(ratios.index) == set(ALL)
@@ -587,8 +586,7 @@ def test_user_side_benchmark_runs_with_tiny_arguments(tmp_path):
 
 @pytest.mark.slow
 def test_user_side_benchmark_with_the_other_libraries(tmp_path):
-    from tests.helpers import load_script
+    from benchmarks import user_side as bench
 
-    bench = load_script("benchmarks/user_side.py")
     frame = bench.main([*TINY_BENCH, "--out", str(tmp_path)])["user_side"]
     assert {"pure-LDP", "multi-freq-ldpy"} <= set(frame["library"])

@@ -1,0 +1,1 @@
+"""Speed and library-comparison benchmarks: scripts, importable as ``benchmarks.NAME``."""
