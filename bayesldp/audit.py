@@ -530,7 +530,7 @@ def empirical_epsilon(
     """Estimate and lower-bound the epsilon of a privatizer from its outputs.
 
     For each value ``v`` in ``inputs``, ``samples`` users holding ``v`` are privatized
-    with one call ``privatize(np.full(samples, v), rng)``. Every ordered pair of inputs
+    by calls ``privatize(np.full(size, v), rng)`` of at most :data:`CHUNK` users. Every ordered pair of inputs
     ``(a, b)`` and every event ``E`` (an output, or a key of an ``event`` view) is a
     candidate for :math:`\\log P_a(E) - \\log P_b(E)`, which eps-LDP bounds by eps.
 
@@ -567,9 +567,11 @@ def empirical_epsilon(
         Randomness of the privatization and of the split.
     event : None, callable or sequence of them
         The views in which events are defined. ``None`` is the raw report bytes. A
-        callable ``event(reports, a, b) -> keys`` maps the reports of users (as
-        ``privatize`` returned them, a subset of rows) to one key per user, for the
-        pair of inputs ``(a, b)``; keys are compared as bytes like reports. It must
+        callable ``event(reports, a, b) -> keys`` maps a block of reports, exactly as
+        one call of ``privatize`` returned it (at most :data:`CHUNK` users), to one
+        key per user, for the pair of inputs ``(a, b)`` (it is called with the same
+        ``(a, b)`` for the reports of both inputs); keys are compared as bytes like
+        reports. It must
         not look at anything but the reports (and ``a``, ``b``): each key value is then
         a fixed set of reports, to which eps-LDP applies. Several views can be given
         at once (e.g. ``[None, support_event(oracle)]``); the split makes that free.
