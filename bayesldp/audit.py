@@ -530,9 +530,10 @@ def empirical_epsilon(
     """Estimate and lower-bound the epsilon of a privatizer from its outputs.
 
     For each value ``v`` in ``inputs``, ``samples`` users holding ``v`` are privatized
-    by calls ``privatize(np.full(size, v), rng)`` of at most :data:`CHUNK` users. Every ordered pair of inputs
-    ``(a, b)`` and every event ``E`` (an output, or a key of an ``event`` view) is a
-    candidate for :math:`\\log P_a(E) - \\log P_b(E)`, which eps-LDP bounds by eps.
+    by calls ``privatize(np.full(size, v), rng)`` of at most :data:`CHUNK` users.
+    Every ordered pair of inputs ``(a, b)`` and every event ``E`` (an output, or a key
+    of an ``event`` view) is a candidate for :math:`\\log P_a(E) - \\log P_b(E)`,
+    which eps-LDP bounds by eps.
 
     **Selection and validity (sample splitting).** Each input's reports are shuffled
     and split in two. On the first half, every candidate gets the bound described

@@ -597,6 +597,39 @@ def build(library: str, eps: float, d: int) -> tuple[dict[str, Setup], str]:
             return make(eps, d), f"{type(err).__name__}: {err}"
 
 
+def pivot(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per library and protocol, one column per epsilon: 'eps_hat / lower verdict'."""
+    cell = table.apply(
+        lambda r: (
+            f"{r.epsilon_hat:.2f} / {r.epsilon_lower:.2f}"
+            + (
+                " **VIOLATION**"
+                if r.verdict == "VIOLATION"
+                else " pass"
+                if r.verdict == "pass"
+                else " error"
+            )
+        ),
+        axis=1,
+    )
+    wide = table.assign(cell=cell).pivot_table(
+        index=["library", "protocol"], columns="epsilon", values="cell", aggfunc="first", sort=False
+    )
+    wide.columns = [f"eps = {c:g}" for c in wide.columns]
+    return wide.reset_index()
+
+
+def write_tables(table: pd.DataFrame, out: Path) -> None:
+    """libraries.md (long) and libraries_pivot.md (protocol x epsilon)."""
+    show = table.assign(
+        eps_hat=table["epsilon_hat"].map("{:.3f}".format),
+        lower=table["epsilon_lower"].map("{:.3f}".format),
+        claimed=table["claimed_epsilon"].map("{:.3g}".format),
+    )[["library", "protocol", "epsilon", "claimed", "eps_hat", "lower", "verdict", "event"]]
+    (out / "libraries.md").write_text(markdown_table(show) + "\n")
+    (out / "libraries_pivot.md").write_text(markdown_table(pivot(table)) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Audit every client and write the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -608,7 +641,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="substring of the protocols to run")
     parser.add_argument("--quick", action="store_true", help="2000 users per input")
     parser.add_argument("--out", default="benchmarks/results/audit")
+    parser.add_argument("--tables-only", action="store_true", help="rewrite the .md tables")
     args = parser.parse_args(argv)
+    if args.tables_only:
+        write_tables(pd.read_csv(Path(args.out) / "libraries.csv"), Path(args.out))
+        return 0
     samples = 2000 if args.quick else args.samples
     epsilons = [float(e) for e in args.eps.split(",")]
     d = args.domain_size
@@ -730,12 +767,7 @@ def main(argv: list[str] | None = None) -> int:
 
     table = pd.DataFrame(rows)
     write_csv(csv, table)
-    show = table.assign(
-        eps_hat=table["epsilon_hat"].map("{:.3f}".format),
-        lower=table["epsilon_lower"].map("{:.3f}".format),
-        claimed=table["claimed_epsilon"].map("{:.3g}".format),
-    )[["library", "protocol", "epsilon", "claimed", "eps_hat", "lower", "verdict", "event"]]
-    (out / "libraries.md").write_text(markdown_table(show) + "\n")
+    write_tables(table, out)
     write_json(
         out / "libraries_meta.json",
         {
