@@ -425,8 +425,53 @@ def _setup_logging(verbose: bool) -> None:
     )
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from bayesldp._validation import check_float, check_int
+    from bayesldp.audit import audit_oracle, default_inputs
+    from bayesldp.oracles import make_oracle
+
+    def number(option: str, kind: type):
+        text = getattr(args, option.replace("-", "_"))
+        try:
+            return kind(text)
+        except ValueError:
+            raise ValueError(f"--{option} must be a number, got {text!r}") from None
+
+    try:  # user errors: one line on stderr, exit code 2
+        oracle = make_oracle(args.oracle, number("epsilon", float), number("domain-size", int))
+        inputs = default_inputs(oracle.domain_size)
+        samples = check_int(number("samples", int), "--samples", minimum=2)
+        confidence = check_float(
+            number("confidence", float),
+            "--confidence",
+            minimum=0,
+            maximum=1,
+            strict_minimum=True,
+            strict_maximum=True,
+        )
+        seed = check_int(number("seed", int), "--seed", minimum=0)
+    except ValueError as err:
+        print(f"bayesldp audit: error: {err}", file=sys.stderr)
+        return 2
+    desc = f"audit {oracle.name} eps={oracle.epsilon:g} d={oracle.domain_size}"
+    with tqdm(total=inputs.size, desc=desc, unit="input", file=sys.stderr) as bar:
+        result = audit_oracle(
+            oracle,
+            inputs=inputs,
+            samples=samples,
+            confidence=confidence,
+            rng=seed,
+            progress=bar.update,
+        )
+    print(f"{oracle.name} (eps {oracle.epsilon:g}, d {oracle.domain_size}): {result.summary()}")
+    return 1 if result.contradicted else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
+    from bayesldp.oracles import ORACLES
     from bayesldp.runner import find_experiments
 
     parser = ArgumentParser(prog="bayesldp", description=__doc__.splitlines()[0])
@@ -490,6 +535,22 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--no-dask", action="store_true", help="same as --scheduler synchronous")
     agg.add_argument("--out", default="measurement.json", help="output JSON file")
     agg.set_defaults(func=_aggregate)
+
+    audit = sub.add_parser(
+        "audit",
+        help="empirical epsilon-LDP audit of an oracle's reports (exit 1 if eps is violated)",
+        description="Privatize many users holding each of a few values and bound the "
+        "oracle's epsilon from below (Clopper-Pearson, sample splitting). Exit code 0: "
+        "the claimed epsilon is not contradicted; 1: the lower bound exceeds it; 2: bad "
+        "arguments.",
+    )
+    audit.add_argument("oracle", help=", ".join(ORACLES))
+    audit.add_argument("--epsilon", required=True, help="the claimed epsilon (> 0)")
+    audit.add_argument("--domain-size", required=True, help="domain size d (>= 2; small)")
+    audit.add_argument("--samples", default="200000", help="users per input (default 200000)")
+    audit.add_argument("--confidence", default="0.99", help="of the lower bound (default 0.99)")
+    audit.add_argument("--seed", default="0", help="random seed (default 0)")
+    audit.set_defaults(func=_audit)
     return parser
 
 

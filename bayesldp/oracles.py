@@ -492,6 +492,30 @@ class FrequencyOracle(ABC):
     def _block_counts(self, r: np.ndarray) -> np.ndarray:
         """Support counts of a block of checked reports."""
 
+    def supports(self, reports, items) -> np.ndarray:
+        """Which of ``items`` each report supports.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Reports in this oracle's wire format (checked).
+        items : array_like of int
+            Items in ``[0, d)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Boolean array of shape ``(n, len(items))``; row sums over all items are the
+            per-report contributions to :meth:`support_counts`.
+        """
+        r = self.check_reports(reports)
+        idx = check_values(items, self.domain_size, "items").astype(np.int64)
+        return self._supports(r, idx)
+
+    @abstractmethod
+    def _supports(self, r: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Boolean ``(n, len(items))`` support matrix of checked reports."""
+
     def aggregate(self, reports) -> Measurement:
         """Aggregate user reports (wire format) into a :class:`~bayesldp.Measurement`."""
         r = self.check_reports(reports)
@@ -694,6 +718,9 @@ class GRR(_OneInteger):
         other += other >= v  # uniform over the d - 1 other values
         np.copyto(out, np.where(keep, v, other), casting="unsafe")
 
+    def _supports(self, r, items):
+        return r.reshape(-1)[:, None] == items[None, :]
+
     def _block_counts(self, r):
         return _bincount(r, self.domain_size)
 
@@ -764,6 +791,10 @@ class _UnaryEncoding(FrequencyOracle):
         pad = self._pad_mask
         if pad != 0xFF and np.any(r[:, -1] & (~pad & 0xFF)):
             raise ValueError(f"{name}: padding bits beyond item {self.domain_size - 1} must be 0")
+
+    def _supports(self, r, items):
+        byte = r[:, items >> 3]
+        return (byte & (0x80 >> (items & 7)).astype(np.uint8)[None, :]) != 0
 
     def _block_counts(self, r):
         bits = np.unpackbits(r, axis=1, count=self.domain_size)
@@ -970,6 +1001,10 @@ class OLH(FrequencyOracle):
                     f"got range [{lo}, {hi}]"
                 )
 
+    def _supports(self, r, items):
+        r = r.astype(np.int64)
+        return self.hash(r[:, :1], r[:, 1:2], items[None, :]) == r[:, 2:3]
+
     def _block_counts(self, r):
         r = r.astype(np.int64)
         h = np.multiply.outer(r[:, 0], np.arange(self.domain_size, dtype=np.int64))
@@ -1074,6 +1109,9 @@ class SS(FrequencyOracle):
                 "increasing order (sorted, no repeats)"
             )
 
+    def _supports(self, r, items):
+        return (r[:, :, None] == items[None, None, :]).any(axis=1)
+
     def _block_counts(self, r):
         return _bincount(r, self.domain_size)
 
@@ -1160,6 +1198,10 @@ class HR(_OneInteger):
             hist += _bincount(r[sl], self.K)
         signed = fwht(hist)[1 : self.domain_size + 1]
         return np.rint((r.shape[0] + signed) / 2).astype(np.int64)
+
+    def _supports(self, r, items):
+        rows = (items + 1)[None, :]
+        return (np.bitwise_count(rows & r.reshape(-1).astype(np.int64)[:, None]) & 1) == 0
 
     def _block_counts(self, r):  # pragma: no cover - support_counts is overridden
         raise NotImplementedError

@@ -590,3 +590,16 @@ def test_user_side_benchmark_with_the_other_libraries(tmp_path):
 
     frame = bench.main([*TINY_BENCH, "--out", str(tmp_path)])["user_side"]
     assert {"pure-LDP", "multi-freq-ldpy"} <= set(frame["library"])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_supports_agrees_with_support_counts(name):
+    # The per-report support matrix is the wire format's meaning: its column sums are
+    # the support counts, for every oracle (the audit's support event relies on it).
+    oracle = bayesldp.make_oracle(name, 1.0, 11)
+    reports = oracle.privatize(np.arange(500) % 11, np.random.default_rng(3))
+    matrix = oracle.supports(reports, np.arange(11))
+    assert matrix.dtype == bool and matrix.shape == (500, 11)
+    np.testing.assert_array_equal(matrix.sum(axis=0), oracle.support_counts(reports))
+    with pytest.raises(ValueError, match="items"):
+        oracle.supports(reports, [11])
