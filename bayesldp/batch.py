@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Largest error (log units) accepted when interpolating Power's posterior mean in ``s``.
-POWER_S_TOL = 1e-6
+POWER_S_TOL = 1e-5
 
 
 class NotVectorised(Exception):
@@ -299,7 +299,7 @@ def _lagrange_weights(nodes: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def power_rows(
-    m: Measurement, counts: np.ndarray, exponents: np.ndarray, *, max_nodes: int = 17
+    m: Measurement, counts: np.ndarray, exponents: np.ndarray, *, max_nodes: int = 9
 ) -> tuple[np.ndarray, dict]:
     """Calibrate's posterior mean for every row, each with its own exponent.
 
@@ -307,43 +307,64 @@ def power_rows(
     exactly (:class:`bayesldp.calibrate.PosteriorGrid`, one per node) at Chebyshev-Lobatto
     nodes spanning the rows' exponents and interpolated in ``s``; the nodes are doubled
     (3, 5, 9; 1 when all exponents are equal) until two successive interpolants agree to
-    :data:`POWER_S_TOL` in log units at every entry, and the finer one is returned.
+    :data:`POWER_S_TOL` in log units at every entry, and the finer one is returned. If
+    ``max_nodes`` do not reach it (exponents far apart, e.g. one at the search bound),
+    the rows are split (at a gap wider than a quarter of the range, else in halves) and
+    each group is treated the same way.
 
     Returns
     -------
     frequencies : numpy.ndarray
         Shape ``(B, d)``.
     info : dict
-        ``s_nodes`` (number of exact grids) and ``s_error`` (the agreement reached).
+        ``s_nodes`` (number of exact grids) and ``s_error`` (largest agreement reached).
     """
     n = m.n
     sigma_c = m.sigma * n
-    y = estimates(m, counts) * n
-    lo, hi = float(y.min()), float(y.max())
-    s_lo, s_hi = float(exponents.min()), float(exponents.max())
+    y_all = estimates(m, counts) * n
+    out = np.empty_like(y_all)
+    info = {"s_nodes": 0, "s_error": 0.0}
 
-    def log_mean(s: float) -> np.ndarray:
-        return calibrate.PosteriorGrid(s, sigma_c, n, lo, hi).log_ratio(y)
+    def solve(rows: np.ndarray) -> None:
+        y, ex = y_all[rows], exponents[rows]
+        lo, hi = float(y.min()), float(y.max())
+        s_lo, s_hi = float(ex.min()), float(ex.max())
 
-    if s_hi - s_lo <= 1e-12 * max(1.0, s_hi):
-        return np.exp(log_mean(s_lo)) / n, {"s_nodes": 1, "s_error": 0.0}
-    exact: dict[float, np.ndarray] = {}
-    previous, k, error = None, 3, np.inf
-    while k <= max_nodes:
-        nodes = _lobatto_nodes(s_lo, s_hi, k)
-        weights = _lagrange_weights(nodes, exponents)
-        current = np.zeros_like(y)
-        for j, s in enumerate(nodes):
-            key = round(float(s), 14)
-            if key not in exact:
-                exact[key] = log_mean(float(s))
-            current += weights[:, j : j + 1] * exact[key]
-        if previous is not None:
-            error = float(np.max(np.abs(current - previous)))
-            if error <= POWER_S_TOL:
-                return np.exp(current) / n, {"s_nodes": len(exact), "s_error": error}
-        previous, k = current, 2 * k - 1
-    raise NotVectorised(f"power: interpolation in s reached only {error:.1e}")
+        def log_mean(s: float) -> np.ndarray:
+            info["s_nodes"] += 1
+            return calibrate.PosteriorGrid(s, sigma_c, n, lo, hi).log_ratio(y)
+
+        if s_hi - s_lo <= 1e-12 * max(1.0, s_hi):
+            out[rows] = np.exp(log_mean(s_lo)) / n
+            return
+        exact: dict[float, np.ndarray] = {}
+        previous, k = None, 3
+        while k <= max_nodes:
+            nodes = _lobatto_nodes(s_lo, s_hi, k)
+            weights = _lagrange_weights(nodes, ex)
+            current = np.zeros_like(y)
+            for j, s in enumerate(nodes):
+                key = round(float(s), 14)
+                if key not in exact:
+                    exact[key] = log_mean(float(s))
+                current += weights[:, j : j + 1] * exact[key]
+            if previous is not None:
+                error = float(np.max(np.abs(current - previous)))
+                if error <= POWER_S_TOL:
+                    out[rows] = np.exp(current) / n
+                    info["s_error"] = max(info["s_error"], error)
+                    return
+            previous, k = current, 2 * k - 1
+        order = np.argsort(ex, kind="stable")
+        gaps = np.diff(ex[order])
+        # Split off a cluster at a wide gap (an exponent at the search bound), otherwise
+        # in halves.
+        cut = int(np.argmax(gaps)) + 1 if gaps.max() > (s_hi - s_lo) / 4 else rows.size // 2
+        solve(rows[order[:cut]])
+        solve(rows[order[cut:]])
+
+    solve(np.arange(y_all.shape[0]))
+    return out, info
 
 
 def _power_exponents(

@@ -52,8 +52,11 @@ from bayesldp.oracles import fwht
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "BOOTSTRAP_LINEAR",
+    "BOOTSTRAP_UNRELIABLE",
     "CACHE_LIMIT",
     "INTERVAL_KINDS",
+    "RELIABLE_SIGMAS",
     "Interval",
     "ParametricBootstrap",
     "available_intervals",
@@ -61,12 +64,14 @@ __all__ = [
     "draw_set_sums",
     "estimate_interval",
     "fitted_counts",
+    "flagged_sets",
     "natural_interval",
     "normal_interval",
     "set_intervals",
     "subset_count_variance",
     "subset_count_variances",
     "subset_variance",
+    "undercoverage_note",
 ]
 
 #: Interval kinds :meth:`Estimate.interval` knows.
@@ -361,6 +366,9 @@ class ParametricBootstrap:
         Number of replicates ``B``.
     rng : int, numpy.random.Generator or SeedSequence, default 0
         The seed (a Generator is asked for one).
+    world : array_like, optional
+        Frequencies to simulate from instead of the estimate's (e.g. another method's
+        estimate); projected onto the simplex like them.
 
     Attributes
     ----------
@@ -380,7 +388,9 @@ class ParametricBootstrap:
 
     kind = "parametric bootstrap"
 
-    def __init__(self, estimate: Estimate, n_replicates: int = 200, rng: Any = 0) -> None:
+    def __init__(
+        self, estimate: Estimate, n_replicates: int = 200, rng: Any = 0, world=None
+    ) -> None:
         from bayesldp.registry import get_method
 
         if not isinstance(estimate, Estimate):
@@ -408,7 +418,10 @@ class ParametricBootstrap:
         self.options = dict(estimate.info.get("options", {}))
         self.query_rule = spec.query_rule
         m = estimate.measurement
-        self.counts_fitted = fitted_counts(estimate.frequencies, m.n)
+        base = estimate.frequencies if world is None else check_estimates(world, "world")
+        if base.shape != (m.domain_size,):
+            raise ValueError(f"world must have length {m.domain_size}, got {base.size}")
+        self.counts_fitted = fitted_counts(base, m.n)
         self.fitted = self.counts_fitted / m.n
         self._cache: np.ndarray | None = None
         self.info: dict[str, Any] = {
@@ -529,14 +542,55 @@ def available_intervals(estimate: Estimate) -> tuple[str, ...]:
     return tuple(kinds)
 
 
-#: Methods whose bootstrap intervals undercover where their answer is 0: the estimator
-#: is clipped (or cut) at 0, so replicates around a fitted 0 cannot fall below it and
-#: the interval collapses onto 0. Chosen from the coverage measurements
-#: (``paper/intervals.md``).
-CLIPPED_AT_ZERO = frozenset(
-    {"base-pos", "base-cut", "oue-zero", "norm-cut", "norm-sub", "cls", "norm-hyb", "mle",
-     "mle-apx", "ibu", "norm-mul", "power", "power-ns"}
-)  # fmt: skip
+#: Methods whose answers are linear in the raw estimates: their bootstrap intervals
+#: were calibrated for every set measured (paper/intervals.md).
+BOOTSTRAP_LINEAR = frozenset({"base", "norm"})
+#: Methods whose bootstrap intervals missed badly everywhere measured (a multiplicative
+#: bias that the basic bootstrap's additive correction cannot undo).
+BOOTSTRAP_UNRELIABLE = frozenset({"norm-mul"})
+#: Bootstrap intervals of the other methods held their coverage only for sets whose
+#: every item the method answers at least this many noise standard deviations above 0.
+RELIABLE_SIGMAS = 6.0
+
+
+def flagged_sets(estimate: Estimate, masks: np.ndarray, kind: str) -> np.ndarray:
+    """Which sets get the undercoverage warning for this interval kind (see notes).
+
+    ``normal`` and ``posterior``: none. ``percentile``: every set of every method (it
+    does not correct the method's bias; measured undercoverage for top items of the
+    projection methods and for most sets of the others). ``bootstrap``: none for
+    ``base`` and ``norm``; every set for ``norm-mul``; for the other methods the sets
+    holding an item the method answers below :data:`RELIABLE_SIGMAS` standard deviations
+    of its raw estimate (clipping, cutting or shrinking near 0 biases the answer in a
+    way replicates simulated around the fitted values do not reproduce).
+    """
+    rows = masks.shape[0]
+    if kind in ("normal", "posterior"):
+        return np.zeros(rows, dtype=bool)
+    if kind == "percentile" or estimate.method in BOOTSTRAP_UNRELIABLE:
+        return np.ones(rows, dtype=bool)
+    if estimate.method in BOOTSTRAP_LINEAR:
+        return np.zeros(rows, dtype=bool)
+    sd = np.sqrt(estimate.measurement.variance())
+    low = (estimate.frequencies < RELIABLE_SIGMAS * sd).astype(np.float64)
+    return masks.astype(np.float64) @ low > 0
+
+
+def undercoverage_note(estimate: Estimate, masks: np.ndarray, kind: str) -> str:
+    """Why intervals of this kind undercover for some of these sets ("" if not known)."""
+    flagged = flagged_sets(estimate, np.asarray(masks, dtype=bool), kind)
+    if not flagged.any():
+        return ""
+    if kind == "percentile":
+        why = "percentile intervals do not correct the method's bias"
+    elif estimate.method in BOOTSTRAP_UNRELIABLE:
+        why = f"bootstrap intervals of {estimate.method} missed in every setting measured"
+    else:
+        why = (
+            f"{int(flagged.sum())} set(s) hold items that {estimate.method} answers below "
+            f"{RELIABLE_SIGMAS:g} noise sd, where its bootstrap intervals undercover"
+        )
+    return f"{why} (paper/intervals.md); method='normal' is calibrated"
 
 
 def _check_kind(estimate: Estimate, method: str | None) -> str:
@@ -560,6 +614,7 @@ def set_intervals(
     *,
     warn: bool = True,
     stacklevel: int = 2,
+    bootstrap: ParametricBootstrap | None = None,
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Intervals for many sets at once: what :meth:`Estimate.interval` computes for one.
 
@@ -576,6 +631,8 @@ def set_intervals(
         Issue the RuntimeWarning for sets where the interval is known to undercover.
     stacklevel : int
         Passed to :func:`warnings.warn`.
+    bootstrap : ParametricBootstrap, optional
+        Replicates to use instead of ``estimate.bootstrap()`` (e.g. another seed or size).
 
     Returns
     -------
@@ -604,7 +661,9 @@ def set_intervals(
         sums = draw_set_sums(estimate.uncertainty, masks)
         lo, hi = np.quantile(sums, [lo_q, hi_q], axis=1)
     else:
-        boot = estimate.bootstrap()
+        boot = estimate.bootstrap() if bootstrap is None else bootstrap
+        if boot.estimate is not estimate:
+            raise ValueError("bootstrap must be made from this estimate (estimate.bootstrap())")
         sums = boot.set_sums(masks)
         if kind == "percentile":
             lo, hi = np.quantile(sums, [lo_q, hi_q], axis=1)
@@ -613,24 +672,10 @@ def set_intervals(
             pivots = sums - (weights @ boot.fitted)[:, None]
             q_lo, q_hi = np.quantile(pivots, [lo_q, hi_q], axis=1)
             lo, hi = answers - q_hi, answers - q_lo
-        note = undercoverage_note(estimate, weights, kind)
+        note = undercoverage_note(estimate, masks, kind)
         if warn and note:
-            warnings.warn(note, RuntimeWarning, stacklevel=stacklevel + 1)
+            warnings.warn(note, RuntimeWarning, stacklevel=stacklevel)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0), kind
-
-
-def undercoverage_note(estimate: Estimate, weights: np.ndarray, kind: str) -> str:
-    """Why intervals of this kind undercover for some of these sets ("" if not known)."""
-    if kind not in ("bootstrap", "percentile") or estimate.method not in CLIPPED_AT_ZERO:
-        return ""
-    zero = _answers(estimate, weights) == 0.0
-    if not zero.any():
-        return ""
-    return (
-        f"{estimate.method} answers 0 for {int(zero.sum())} of these set(s): a {kind} "
-        "interval of an estimator clipped at 0 around a fitted 0 undercovers "
-        "(paper/intervals.md); use method='normal'"
-    )
 
 
 def _answers(estimate: Estimate, weights: np.ndarray) -> np.ndarray:
@@ -648,7 +693,7 @@ def estimate_interval(estimate: Estimate, indices, prob: float = 0.9, method=Non
     mask[0, idx] = True
     # Called as Estimate.interval -> estimate_interval -> set_intervals: warn at the caller.
     lo, hi, kind = set_intervals(estimate, mask, prob, method, stacklevel=4)
-    note = undercoverage_note(estimate, mask.astype(np.float64), kind)
+    note = undercoverage_note(estimate, mask, kind)
     if kind == "normal":
         center = float(estimate.measurement.estimates[idx].sum())
     else:
