@@ -39,7 +39,7 @@ import pandas as pd
 
 import bayesldp
 from bayesldp import datasets, metrics
-from bayesldp.io import write_csv, write_json
+from bayesldp.io import atomic_open, markdown_table, write_csv, write_json
 from bayesldp.registry import get_method
 
 logger = logging.getLogger("heavy_hitter_fwer")
@@ -127,6 +127,27 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def tables(summary: pd.DataFrame) -> str:
+    """Markdown tables, one per dataset and epsilon: each rule's FWER / recall / precision / F
+    at every threshold."""
+    parts = []
+    for (dataset, eps), block in summary.groupby(["dataset", "epsilon"], sort=False):
+        cells = block.assign(cell=[
+            f"{r.fwer:.2f} / {r.recall:.2f} / {r.precision:.2f} / {r.f_score:.2f}"
+            for r in block.itertuples()
+        ])  # fmt: skip
+        wide = cells.pivot_table(index="rule", columns="threshold", values="cell",
+                                 aggfunc="first", sort=False)  # fmt: skip
+        wide.columns = [f"t = {c:g}" for c in wide.columns]
+        runs = int(block["runs"].min())
+        true = block.groupby("threshold")["n_true"].first()
+        note = ", ".join(f"{n:g} at t = {t:g}" for t, n in true.items())
+        parts.append(f"### {dataset}, eps = {eps:g} ({runs} runs; true heavy hitters: {note})"
+                     f"\n\nFWER / recall / precision / F\n\n"
+                     f"{markdown_table(wide.reset_index())}\n")  # fmt: skip
+    return "\n".join(parts)
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -173,6 +194,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     write_csv(out / "results.csv", frame)
     summary = summarise(frame)
     write_csv(out / "summary.csv", summary)
+    with atomic_open(out / "tables.md") as fh:
+        fh.write(tables(summary))
     return summary
 
 

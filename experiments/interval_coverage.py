@@ -36,7 +36,7 @@ import pandas as pd
 
 import bayesldp
 from bayesldp import datasets, intervals, metrics
-from bayesldp.io import write_csv, write_json
+from bayesldp.io import atomic_open, markdown_table, write_csv, write_json
 from bayesldp.registry import get_method, method_names
 
 logger = logging.getLogger("interval_coverage")
@@ -151,6 +151,41 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def tables(summary: pd.DataFrame) -> str:
+    """Markdown tables: coverage by method and interval kind, one table per dataset.
+
+    Columns: random 10% and 50% sets, the top 10 items pooled, random single items
+    (all, and those the API does not warn for), the mean width of the set intervals,
+    and the number of runs.
+    """
+    parts = []
+    for (dataset, eps), block in summary.groupby(["dataset", "epsilon"], sort=False):
+        pooled = block.assign(query=block["query"].where(~block["query"].str.startswith("top"),
+                                                         "top10"))  # fmt: skip
+        g = pooled.groupby(["method", "kind", "query"], sort=False)[
+            ["covered", "n", "flagged", "covered_flagged"]
+        ].sum()
+        cov = (g["covered"] / g["n"]).unstack("query")
+        unflag = ((g["covered"] - g["covered_flagged"]) / (g["n"] - g["flagged"])).unstack()
+        share = (g["flagged"] / g["n"]).unstack()
+        width = block.groupby(["method", "kind", "query"], sort=False)["width"].mean().unstack()
+        runs = block.groupby(["method", "kind"], sort=False)["runs"].max()
+        table = pd.DataFrame({
+            "set10": cov["set10"], "set50": cov["set50"], "top10": cov["top10"],
+            "item": cov["item"], "item, not warned": unflag["item"],
+            "items warned": share["item"], "sets warned": share["set10"],
+            "width set10": width["set10"], "width set50": width["set50"], "runs": runs,
+        }).reset_index()  # fmt: skip
+        parts.append(f"### {dataset}, eps = {eps:g}\n\n{markdown_table(table)}\n")
+        ranks = block[block["query"].str.startswith("top")]
+        per_rank = ranks.pivot_table(index=["method", "kind"], columns="query", values="coverage",
+                                     sort=False)  # fmt: skip
+        per_rank = per_rank[[f"top{r}" for r in range(1, 11) if f"top{r}" in per_rank]]
+        parts.append(f"Each of the top 10 items ({dataset}, eps = {eps:g}):\n\n"
+                     f"{markdown_table(per_rank.reset_index())}\n")  # fmt: skip
+    return "\n".join(parts)
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -200,6 +235,8 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     write_csv(out / "results.csv", frame)
     summary = summarise(frame)
     write_csv(out / "summary.csv", summary)
+    with atomic_open(out / "tables.md") as fh:
+        fh.write(tables(summary))
     versions = {"bayesldp": bayesldp.__version__, "numpy": np.__version__}
     write_json(out / "versions.json", versions)
     return summary

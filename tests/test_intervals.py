@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 import bayesldp
 from bayesldp import batch, intervals
-from bayesldp.estimate import Estimate
+from bayesldp.estimate import Estimate, StoredDraws
 from bayesldp.registry import postprocess
 from tests.helpers import toy_measurement, zipf_frequencies
 
@@ -373,3 +373,31 @@ def test_flagged_sets_rule():
     expected = est.frequencies < intervals.RELIABLE_SIGMAS * sd
     np.testing.assert_array_equal(intervals.flagged_sets(est, masks, "bootstrap"), expected)
     assert not intervals.flagged_sets(est, masks, "normal").any()
+
+
+def test_set_intervals_equal_one_set_at_a_time(rng):
+    m = bayesldp.OUE(1.0, 40).simulate(fixed_users(40, 10**5), rng)
+    masks = rng.random((6, 40)) < 0.3
+    for method in ("base", "norm-hyb", "post-pos"):
+        est = postprocess(m, method)
+        for kind in intervals.available_intervals(est):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lo, hi, used = intervals.set_intervals(est, masks, 0.8, kind)
+                one = [est.interval(np.flatnonzero(mk), 0.8, kind) for mk in masks]
+            assert used == kind and all(iv.kind == kind for iv in one)
+            np.testing.assert_allclose(lo, [iv.lo for iv in one], atol=1e-15)
+            np.testing.assert_allclose(hi, [iv.hi for iv in one], atol=1e-15)
+
+
+def test_own_uncertainty_is_the_natural_interval(rng):
+    """A method that returns its own draws (e.g. empirical Bayes) gets 'posterior'."""
+    m = bayesldp.OUE(1.0, 20).simulate(fixed_users(20, 10**4), rng)
+    draws = rng.dirichlet(np.ones(20) * 3, size=300)
+    est = Estimate(draws.mean(axis=0), "norm-sub", m, uncertainty=StoredDraws(draws))
+    iv = est.interval([0, 1])
+    assert iv.kind == "posterior"
+    sums = draws[:, :2].sum(axis=1)
+    assert iv == pytest.approx(tuple(np.quantile(sums, [0.05, 0.95])))
+    assert set(intervals.available_intervals(est)) == {"normal", "posterior", "bootstrap",
+                                                        "percentile"}  # fmt: skip
