@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from bayesldp._validation import check_indices, check_k, check_probability
+from bayesldp._validation import check_indices, check_k
 from bayesldp.measurement import Measurement
 
 #: Rows of draws generated at a time when summing over subsets (bounds memory at large d).
@@ -92,6 +92,7 @@ class Estimate:
     draws: np.ndarray | None = None
     inference_data: Any = field(default=None, repr=False)
     uncertainty: Uncertainty | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         f = np.asarray(self.frequencies, dtype=np.float64)
@@ -162,44 +163,155 @@ class Estimate:
         order = np.lexsort((np.arange(self.domain_size), -self.frequencies))[:k]
         return order, self.frequencies[order]
 
-    def interval(self, indices, prob: float = 0.9) -> tuple[float, float]:
-        """Equal-tailed credible interval for a subset sum, from posterior draws.
+    def interval(self, indices, prob: float = 0.9, method: str | None = None):
+        """Interval for a subset sum: the method's natural one, or the kind asked for.
 
         Parameters
         ----------
         indices : array_like of int or bool mask
             Items in the set; a single item is a set of one.
         prob : float, default 0.9
-            Posterior probability mass of the interval, in (0, 1).
+            Nominal coverage, in (0, 1).
+        method : {None, "normal", "bootstrap", "percentile", "posterior"}
+            ``None`` uses the natural interval: ``"posterior"`` for an estimate with
+            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for
+            ``base`` and ``post-pos``, ``"bootstrap"`` for every other method (declared
+            once per method as ``MethodSpec.interval``).
+
+            - ``"normal"`` (every estimate): the raw unbiased set estimate plus or minus
+              a normal quantile times its exact standard deviation, covariances between
+              items included (:func:`bayesldp.intervals.subset_variance`), at plug-in
+              frequencies; centred at the raw estimate, not at this method's answer
+              (``post-pos`` clips it at 0 like its answers).
+            - ``"bootstrap"`` (non-Bayesian registered methods): the basic parametric
+              bootstrap interval :math:`[T - (q_{hi} - \\theta^*), T - (q_{lo} -
+              \\theta^*)]`, with ``T`` this method's answer, ``\\theta^*`` the set's
+              frequency in the fitted bootstrap world and ``q`` quantiles of the
+              replicates' answers (:meth:`bootstrap`).
+            - ``"percentile"``: the quantiles of the replicates' answers.
+            - ``"posterior"``: equal-tailed credible interval from the draws.
 
         Returns
         -------
-        (float, float)
-            Lower and upper bounds.
+        bayesldp.intervals.Interval
+            A tuple ``(lo, hi)`` (intersected with [0, 1]) with attributes ``kind``
+            (which interval was used), ``prob``, ``center`` and ``note``.
 
         Raises
         ------
         ValueError
-            If the estimate carries no posterior draws (non-Bayesian methods).
+            Bad ``indices`` or ``prob``; ``method`` unknown or not available for this
+            estimate (``"posterior"`` without draws, ``"bootstrap"`` for a Bayesian
+            or unregistered method).
+
+        Warns
+        -----
+        RuntimeWarning
+            Where the interval is known to undercover; see Notes.
 
         Notes
         -----
-        Only a posterior that knows the counts add up to ``n`` (``bayes-consistent``)
-        gives calibrated intervals for large sets: ``bayes-power``'s draws sum to about
-        0.9 on Zipf data, so its intervals for sets of 10% or 50% of the domain miss the
-        truth most of the time (``experiments/bayes_accuracy.py``). Single values are
-        fine with either.
+        Measured coverage of 90% intervals (``experiments/interval_coverage.py``,
+        ``paper/intervals.md``). The normal interval of the raw estimates is calibrated
+        for every set (it is exact up to the normal approximation and the plug-in).
+        Bootstrap intervals of methods that clip at 0 undercover for sets whose answer is
+        0: replicates around a fitted 0 cannot go below it; a RuntimeWarning says so.
+        Posterior intervals: only a posterior that knows the counts add up to ``n``
+        (``bayes-consistent``) gives calibrated intervals for large sets;
+        ``bayes-power``'s draws sum to about 0.9 on Zipf data, so its intervals for sets
+        of 10% or 50% of the domain miss the truth most of the time
+        (``experiments/bayes_accuracy.py``). Single values are fine with either.
         """
-        prob = check_probability(prob, "prob")
-        idx = check_indices(indices, self.domain_size)
-        if self.uncertainty is None:
-            raise ValueError(
-                f"method {self.method!r} gives no posterior draws; credible intervals "
-                "need a Bayesian method such as 'bayes-consistent'"
-            )
-        sums = subset_sum_draws(self.uncertainty, idx)
-        lo, hi = np.quantile(sums, [(1 - prob) / 2, (1 + prob) / 2])
-        return float(lo), float(hi)
+        from bayesldp.intervals import estimate_interval
+
+        return estimate_interval(self, indices, prob, method)
+
+    def bootstrap(self, n_replicates: int = 200, rng=0) -> Uncertainty:
+        """Parametric bootstrap replicates of this estimate's method (cached).
+
+        Support counts are simulated from the fitted frequencies (this estimate's,
+        clipped at 0, normalised to ``n`` users): exactly for GRR, OUE and SUE, by their
+        binomial marginals for OLH, SS and HR; the method is re-run on each with the
+        options recorded in ``info["options"]`` (vectorised where possible). See
+        :class:`bayesldp.intervals.ParametricBootstrap`.
+
+        Parameters
+        ----------
+        n_replicates : int, default 200
+            Number of replicates.
+        rng : int, numpy.random.Generator or SeedSequence, default 0
+            Seed of the replicates; the same seed gives the same replicates.
+
+        Returns
+        -------
+        bayesldp.intervals.ParametricBootstrap
+            The same object on every call with the same integer seed and size; it is
+            what ``interval(method="bootstrap")`` and :meth:`top_k_probability` use
+            (with the defaults).
+        """
+        from bayesldp.intervals import ParametricBootstrap
+
+        key = None
+        if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+            key = ("bootstrap", n_replicates, int(rng))
+            if key in self._cache:
+                return self._cache[key]
+        boot = ParametricBootstrap(self, n_replicates, rng)
+        if key is not None:
+            self._cache[key] = boot
+        return boot
+
+    def heavy_hitters(self, threshold: float, alpha: float = 0.05):
+        """Items whose frequency exceeds ``threshold``, with error control.
+
+        Frequentist methods: Holm's step-down procedure on one-sided tests of
+        :math:`f_v \\le t` from the raw unbiased estimates (normal approximation, each
+        item's variance at :math:`f_v = t`), so the family-wise error rate, the
+        probability of declaring *any* item with :math:`f_v \\le t`, is at most
+        ``alpha`` (up to the normal approximation); the post-processing does not enter.
+        Estimates with posterior draws: the items whose posterior probability of
+        exceeding ``t`` is above ``1 - alpha`` (a per-item statement, not a
+        family-wise guarantee).
+
+        Parameters
+        ----------
+        threshold : float
+            In (0, 1].
+        alpha : float, default 0.05
+            In (0, 1).
+
+        Returns
+        -------
+        bayesldp.selection.HeavyHitters
+            ``indices`` (strongest first), ``rule``, and ``p_values`` /
+            ``adjusted_p_values`` or ``probabilities`` for every item.
+        """
+        from bayesldp.selection import estimate_heavy_hitters
+
+        return estimate_heavy_hitters(self, threshold, alpha)
+
+    def top_k_probability(self, k: int) -> np.ndarray:
+        """For each item, the probability that it is among the ``k`` largest.
+
+        From the posterior draws when the estimate has them; otherwise from this
+        method's parametric bootstrap replicates (:meth:`bootstrap` with its defaults),
+        i.e. how often the method ranks the item in its top ``k`` when the data are
+        simulated from the fitted frequencies. Ties are broken by index, so the
+        result sums to ``k``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``d``, values in [0, 1].
+        """
+        from bayesldp.intervals import ParametricBootstrap
+        from bayesldp.selection import top_k_probability
+
+        k = check_k(k, self.domain_size)
+        unc = self.uncertainty
+        if unc is None or isinstance(unc, ParametricBootstrap):
+            unc = self.bootstrap()
+        return top_k_probability(unc, k, clip=self.query_basis is not None)
 
 
 def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:

@@ -68,6 +68,7 @@ BACKENDS: tuple[str, ...] = ("numpy", "cvxpy")
 
 _PANELS = ("left", "right", "both")
 _QUERY_RULES = ("sum", "clip-sum")
+_INTERVALS = ("bootstrap", "normal", "posterior")
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ class MethodSpec:
         Options the name implies, e.g. ``oue-zero`` is ``base-cut`` with ``alpha=0.05``.
     color : str, optional
         A fixed plot colour; by default one is derived from the registration order.
+    interval : {"bootstrap", "normal", "posterior"}
+        The natural interval of :meth:`Estimate.interval` for this method: the
+        parametric bootstrap (default), the normal interval of the raw estimates
+        (``base``, ``post-pos``), or posterior draws. An estimate that carries its own
+        ``uncertainty`` uses its draws whatever this says.
     """
 
     name: str
@@ -122,12 +128,14 @@ class MethodSpec:
     needs_truth: bool = False
     fixed_options: Mapping[str, Any] = field(default_factory=dict)
     color: str | None = None
+    interval: str = "bootstrap"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "@" in self.name:
             raise ValueError(f"name must be a non-empty string without '@', got {self.name!r}")
         check_choice(self.panel, _PANELS, "panel")
         check_choice(self.query_rule, _QUERY_RULES, "query_rule")
+        check_choice(self.interval, _INTERVALS, "interval")
         for backend in self.backends:
             check_choice(backend, BACKENDS[1:], "backend")
         object.__setattr__(self, "backends", MappingProxyType(dict(self.backends)))
@@ -279,6 +287,9 @@ def postprocess(
     Returns
     -------
     Estimate
+        Its ``info["options"]`` holds the options given here and ``info["backend"]``
+        the backend, so that the method can be re-run the same way (the parametric
+        bootstrap of :meth:`Estimate.interval` does).
 
     Raises
     ------
@@ -319,9 +330,8 @@ def postprocess(
         raise ValueError(f"method {spec.name!r} fixes option(s) {clash}")
     logger.debug("postprocess %s (%s), d=%d", spec.name, backend, measurement.domain_size)
     est = func(measurement, **spec.fixed_options, **options)
-    if est.method != spec.name:
-        est = replace(est, method=spec.name)
-    return est
+    info = {**est.info, "options": dict(options), "backend": backend}
+    return replace(est, method=spec.name, info=info)
 
 
 # ---------------------------------------------------------------------------
@@ -334,10 +344,10 @@ _MODELS = "bayesldp.models"
 
 # fmt: off
 BUILTIN: tuple[MethodSpec, ...] = (
-    MethodSpec("base", _M + "base", "raw unbiased estimates", panel="left"),
+    MethodSpec("base", _M + "base", "raw unbiased estimates", panel="left", interval="normal"),
     MethodSpec("base-pos", _M + "base_pos", "negatives set to 0", nonnegative=True, panel="left"),
     MethodSpec("post-pos", _M + "post_pos", "each query answer clipped at 0", nonnegative=True,
-               query_rule="clip-sum", panel="left"),
+               query_rule="clip-sum", panel="left", interval="normal"),
     MethodSpec("norm", _M + "norm", "shift so the sum is 1", sums_to_one=True, panel="left"),
     MethodSpec("norm-mul", _M + "norm_mul", "clip, then scale to sum 1", nonnegative=True,
                sums_to_one=True, panel="left"),
@@ -362,14 +372,15 @@ BUILTIN: tuple[MethodSpec, ...] = (
                nonnegative=True, default=False, fixed_options={"alpha": 0.05}),
     MethodSpec("bayes-power", _MODELS + ".calibrate:bayes_power",
                "posterior mean, power-law prior with a posterior on its exponent",
-               nonnegative=True, bayesian=True, default=False, slow=True),
+               nonnegative=True, bayesian=True, default=False, slow=True, interval="posterior"),
     MethodSpec("bayes-power-zi", _MODELS + ".calibrate:bayes_power",
                "bayes-power with a point mass at count 0", nonnegative=True, bayesian=True,
-               default=False, slow=True, fixed_options={"zero_inflated": True}),
+               default=False, slow=True, interval="posterior",
+               fixed_options={"zero_inflated": True}),
     MethodSpec("bayes-consistent", _MODELS + ".consistent:bayes_consistent",
                "posterior mean, shifted power-law prior conditioned on the total",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               color="black"),
+               color="black", interval="posterior"),
 )
 # fmt: on
 
