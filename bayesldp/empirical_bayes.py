@@ -108,9 +108,11 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "LIKELIHOODS",
     "SOLVERS",
+    "BootstrapPosteriorDraws",
     "CountLikelihood",
     "DiscretePosteriorDraws",
     "NPMLEFit",
+    "PosteriorTable",
     "TiltedPosterior",
     "count_grid",
     "count_likelihood",
@@ -120,6 +122,7 @@ __all__ = [
     "npmle",
     "npmle_gradient",
     "oracle_bayes",
+    "project_to_total",
     "single_threaded_blas",
     "tilted_posterior",
     "total_corrected_counts",
@@ -130,7 +133,7 @@ LIKELIHOODS = ("binomial", "gaussian")
 #: NPMLE solvers.
 SOLVERS = ("sqp", "em", "cvxpy")
 #: Kinds of posterior draws behind intervals.
-DRAW_KINDS = ("atom", "plug-in")
+DRAW_KINDS = ("bootstrap", "plug-in")
 
 
 # ---------------------------------------------------------------------------
@@ -897,140 +900,201 @@ def tilted_posterior(
 
 
 @dataclass(frozen=True)
-class DiscretePosteriorDraws:
-    """Posterior draws of the frequency vector from discrete item posteriors (an Uncertainty).
-
-    Row ``i`` is generated from its own seed (``SeedSequence(seed, spawn_key=(i,))``), so
-    it is the same whatever chunk it is asked in, and nothing of size
-    ``n_draws x d`` is stored. Each row:
-
-    1. draws every item's count from its (tilted) discrete posterior, by inverse
-       transform sampling on the posterior of its distinct support count;
-    2. optionally adds the uncertainty of the atom's location: a Gamma law with the
-       atom as mean and ``atom_sd`` as standard deviation (non-negative and
-       mean-preserving; atoms at zero stay at zero);
-    3. moves the counts onto ``sum = n`` the way independent Gaussians are conditioned
-       on their sum (:math:`x_v - (V_v / \\sum_u V_u)(\\sum_u x_u - n)`, ``V`` the
-       items' variances), sets the rare negative values to zero and divides by the sum.
+class PosteriorTable:
+    """Discrete item posteriors in a form fast to draw from.
 
     Attributes
     ----------
     atoms : numpy.ndarray
-        Support atoms, shape ``(s,)``.
-    cdf : numpy.ndarray
-        Cumulative posterior probabilities, one row per distinct support count ``(U, s)``.
+        Atoms, shape ``(s,)``.
+    flat_cdf : numpy.ndarray
+        Row ``j``'s cumulative posterior probabilities plus ``j``, all rows
+        concatenated (increasing), shape ``(U * s,)``.
     item_row : numpy.ndarray
-        Row of each item ``(d,)``.
+        Row of each item, shape ``(d,)``.
     item_var : numpy.ndarray
-        Variance of each item's draw (for the conditioning), ``(d,)``.
-    atom_sd : numpy.ndarray or None
-        Standard deviation of each atom's location, ``(s,)``, or ``None``.
-    n : int
-        The total.
-    seed : int
-        Root seed.
-    n_draws : int
-        Number of draws.
-    kind : str
-        What the draws are.
+        Posterior variance of each item's count, shape ``(d,)``.
     """
 
     atoms: np.ndarray
-    cdf: np.ndarray
+    flat_cdf: np.ndarray
     item_row: np.ndarray
     item_var: np.ndarray
-    atom_sd: np.ndarray | None
+
+    @classmethod
+    def from_posterior(cls, post: TiltedPosterior) -> PosteriorTable:
+        """Build the table of a :class:`TiltedPosterior`."""
+        cdf = np.cumsum(post.prob, axis=1)
+        cdf /= cdf[:, -1:]
+        cdf[:, -1] = 1.0
+        flat = (cdf + np.arange(cdf.shape[0], dtype=np.float64)[:, None]).ravel()
+        return cls(post.atoms, flat, post.item_row, post.var[post.item_row])
+
+    def draw_counts(self, rng: np.random.Generator) -> np.ndarray:
+        """Every item's count drawn from its posterior (inverse transform sampling)."""
+        s = self.atoms.size
+        u = rng.random(self.item_row.size)
+        pos = np.searchsorted(self.flat_cdf, self.item_row + u, side="right")
+        return self.atoms[np.clip(pos - self.item_row * s, 0, s - 1)]
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """One draw of the frequency vector, conditioned on the total ``n``.
+
+        The counts drawn independently from the item posteriors are moved onto
+        ``sum = n`` by :func:`project_to_total` with the posterior variances as weights.
+        """
+        x = project_to_total(self.draw_counts(rng).astype(np.float64), self.item_var, n)
+        return x / x.sum()
+
+
+def project_to_total(x: np.ndarray, var: np.ndarray, n: float) -> np.ndarray:
+    """Move independent draws of the counts onto ``sum = n``, keeping them non-negative.
+
+    Independent Gaussians conditioned on their sum move by
+    :math:`-(V_v / \\sum_u V_u)(\\sum_u x_u - n)`: each takes a share of the excess in
+    proportion to its variance, so an item with a point posterior does not move. Here
+    the draws must also stay non-negative, so the excess is shared the way Norm-Sub
+    shares it, with weights: :math:`x'_v = \\max(x_v - V_v \\delta, 0)` with
+    :math:`\\delta` such that :math:`\\sum_v x'_v = n`, found by Michelot's active-set
+    iteration (items pushed to zero leave the sharing). Dividing the clipped draw by
+    its sum instead would rescale every item, the largest by the most. When the items
+    with zero variance alone exceed ``n`` (or no item has a variance), the draw is
+    clipped and scaled.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Drawn counts.
+    var : numpy.ndarray
+        Their posterior variances (the weights).
+    n : float
+        The total.
+
+    Returns
+    -------
+    numpy.ndarray
+        Non-negative counts summing to ``n`` (to rounding).
+    """
+    fixed = var <= 0
+    target = n - float(x[fixed].sum())
+    free = ~fixed
+    if target > 0 and free.any():
+        while True:
+            delta = (float(x[free].sum()) - target) / float(var[free].sum())
+            y = x - var * delta
+            drop = free & (y < 0)
+            if not drop.any():
+                return np.where(free, y, np.where(fixed, x, 0.0))
+            free &= ~drop
+            if not free.any():
+                break
+    out = np.maximum(x, 0.0)
+    if out.sum() <= 0:
+        raise RuntimeError("a conditioned posterior draw has no users")
+    return out * (n / out.sum())
+
+
+def _row_generator(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
+
+
+def _check_rows(start, stop, n_draws: int) -> tuple[int, int]:
+    start = check_int(start, "start", minimum=0)
+    stop = check_int(stop, "stop", minimum=start, maximum=n_draws)
+    return start, stop
+
+
+@dataclass(frozen=True)
+class DiscretePosteriorDraws:
+    """Plug-in posterior draws under a fixed discrete prior (an ``Uncertainty``).
+
+    Row ``i`` draws every item's count from its (tilted) discrete posterior and
+    conditions the vector on the total (:meth:`PosteriorTable.draw`), from its own seed
+    ``SeedSequence(seed, spawn_key=(i,))``: the same whatever chunk it is asked in, and
+    nothing of size ``n_draws x d`` is stored.
+
+    The prior is treated as known. That is right for ``oracle-bayes``; for an estimated
+    prior it ignores the estimate's uncertainty, and an item alone in its region of
+    counts (the NPMLE puts an atom at its own estimate) gets an interval of zero width.
+    """
+
+    table: PosteriorTable
     n: int
     seed: int
     n_draws: int
     kind: str = "posterior"
-    _flat: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        u = self.cdf.shape[0]
-        flat = (self.cdf + np.arange(u, dtype=np.float64)[:, None]).ravel()
-        object.__setattr__(self, "_flat", flat)
-
-    def _row(self, i: int) -> np.ndarray:
-        g = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(i,))))
-        s = self.atoms.size
-        u = g.random(self.item_row.size)
-        pos = np.searchsorted(self._flat, self.item_row + u, side="right")
-        k = np.clip(pos - self.item_row * s, 0, s - 1)
-        x = self.atoms[k].copy()
-        if self.atom_sd is not None:
-            sd = self.atom_sd[k]
-            jit = (sd > 0) & (x > 0)
-            if jit.any():
-                var = sd[jit] ** 2
-                x[jit] = g.gamma(x[jit] ** 2 / var, var / x[jit])
-        total_var = float(self.item_var.sum())
-        if total_var > 0:
-            x -= self.item_var * ((x.sum() - self.n) / total_var)
-        np.maximum(x, 0.0, out=x)
-        tot = x.sum()
-        if tot <= 0:
-            raise RuntimeError("a conditioned posterior draw has no users")
-        return x / tot
 
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
-        start = check_int(start, "start", minimum=0)
-        stop = check_int(stop, "stop", minimum=start, maximum=self.n_draws)
-        out = np.empty((stop - start, self.item_row.size))
+        start, stop = _check_rows(start, stop, self.n_draws)
+        out = np.empty((stop - start, self.table.item_row.size))
         for i in range(start, stop):
-            out[i - start] = self._row(i)
+            out[i - start] = self.table.draw(_row_generator(self.seed, i), self.n)
         return out
 
 
-def _atom_location_sd(
-    post: TiltedPosterior, m: Measurement, likelihood: str, window: float = 0.5
-) -> np.ndarray:
-    """Standard deviation of each atom's location: the noise over the items it rests on.
+@dataclass(frozen=True)
+class BootstrapPosteriorDraws:
+    """Posterior draws that carry the uncertainty of the estimated prior (an ``Uncertainty``).
 
-    An atom of the NPMLE that only one item supports sits at that item's own estimate,
-    so the plug-in posterior of that item is a point: its uncertainty is the
-    uncertainty of the atom's location, about one noise standard deviation :math:`s`.
-    An atom resting on :math:`n_k` items is located to about :math:`s / \\sqrt{n_k}`.
-    :math:`n_k` counts the expected number of items (posterior responsibilities) at
-    all atoms within ``window`` noise standard deviations of the atom (neighbouring
-    grid points share one feature of :math:`G`), and is at least 1.
+    A parametric bootstrap of the empirical-Bayes posterior (Laird and Louis 1987):
+    replicate ``b`` draws every item's count from its posterior under :math:`\\hat G`,
+    simulates support counts from the model, refits the NPMLE :math:`G^*_b` to them
+    exactly as :func:`eb_npmle` does, and keeps the item posteriors of the *observed*
+    counts under :math:`G^*_b` (tilted to the total). Row ``i`` belongs to replicate
+    ``i mod n_boot`` and is drawn from it as in :class:`DiscretePosteriorDraws`. An
+    item alone in its region of counts then varies with the refitted atom near it,
+    by about its own noise, instead of sitting at a point; items in dense regions
+    keep their plug-in posteriors, which refitting barely moves.
+
+    Replicates are fitted on first use (each costs about one ``eb-npmle`` fit) and
+    cached; replicate ``b`` and row ``i`` have their own seeds, so a row is the same
+    whatever chunk it is asked in.
     """
-    atoms = post.atoms
-    sd = count_noise_sd(m, atoms, likelihood)
-    resp = post.responsibilities()
-    cum = np.concatenate([[0.0], np.cumsum(resp)])
-    lo = np.searchsorted(atoms, atoms - window * sd, side="left")
-    hi = np.searchsorted(atoms, atoms + window * sd, side="right")
-    n_k = np.maximum(cum[hi] - cum[lo], 1.0)
-    return sd / np.sqrt(n_k)
 
+    measurement: Measurement
+    counts: np.ndarray
+    table: PosteriorTable
+    settings: dict
+    n_boot: int
+    seed: int
+    n_draws: int
+    kind: str = "parametric-bootstrap posterior"
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-def _draws(
-    post: TiltedPosterior,
-    m: Measurement,
-    atom_sd: np.ndarray | None,
-    n_draws: int,
-    rng: np.random.Generator,
-    kind: str,
-) -> DiscretePosteriorDraws:
-    cdf = np.cumsum(post.prob, axis=1)
-    cdf /= cdf[:, -1:]
-    cdf[:, -1] = 1.0
-    var = post.var
-    if atom_sd is not None:
-        var = var + post.prob @ (atom_sd**2)
-    return DiscretePosteriorDraws(
-        atoms=post.atoms,
-        cdf=cdf,
-        item_row=post.item_row,
-        item_var=var[post.item_row],
-        atom_sd=atom_sd,
-        n=m.n,
-        seed=int(rng.integers(2**63 - 1)),
-        n_draws=n_draws,
-        kind=kind,
-    )
+    def replicate(self, b: int) -> PosteriorTable:
+        """The posterior table of replicate ``b`` (fitted on first use)."""
+        b = check_int(b, "b", minimum=0, maximum=self.n_boot - 1)
+        if b not in self._cache:
+            self._cache[b] = self._fit(b)
+        return self._cache[b]
+
+    def _fit(self, b: int) -> PosteriorTable:
+        m, opts = self.measurement, self.settings
+        g = _row_generator(self.seed, 0, b)
+        x = np.clip(np.round(self.table.draw_counts(g)), 0, m.n).astype(np.int64)
+        if opts["likelihood"] == "binomial":
+            c = g.binomial(m.n, _support_probability(m, x))
+        else:
+            c = g.binomial(x, m.p) + g.binomial(m.n - x, m.q)
+        star = Measurement.from_support_counts(c, m.n, m.p, m.q, oracle=m.oracle)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fit, star_lik = _fit_prior(star, opts)
+        keep = fit.weights > 0
+        lik = count_likelihood(m, star_lik.atoms[keep], opts["likelihood"], self.counts)
+        post = tilted_posterior(lik, fit.weights[keep], total=float(m.n))
+        return PosteriorTable.from_posterior(post)
+
+    def sample(self, start: int, stop: int) -> np.ndarray:
+        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
+        start, stop = _check_rows(start, stop, self.n_draws)
+        out = np.empty((stop - start, self.table.item_row.size))
+        with single_threaded_blas():
+            for i in range(start, stop):
+                table = self.replicate(i % self.n_boot)
+                out[i - start] = table.draw(_row_generator(self.seed, 1, i), self.measurement.n)
+        return out
 
 
 def _check_measurement(m) -> Measurement:
@@ -1042,6 +1106,21 @@ def _check_measurement(m) -> Measurement:
 def _frequencies(post: TiltedPosterior, n: int) -> np.ndarray:
     f = post.item_means() / n
     return f / f.sum()
+
+
+def _fit_prior(m: Measurement, opts: dict) -> tuple[NPMLEFit, CountLikelihood]:
+    """Grid, corrected counts, likelihood matrix and NPMLE, as :func:`eb_npmle` does."""
+    grid = count_grid(
+        m,
+        spacing=opts["grid_spacing"],
+        growth=opts["grid_growth"],
+        window=opts["grid_window"],
+        likelihood=opts["likelihood"],
+    )
+    counts = total_corrected_counts(m, opts["likelihood"]) if opts["correct_total"] else None
+    lik = count_likelihood(m, grid, opts["likelihood"], counts)
+    fit = npmle(lik, solver=opts["solver"], tol=opts["tol"], max_iter=opts["max_iter"])
+    return fit, lik
 
 
 def eb_npmle(
@@ -1056,7 +1135,8 @@ def eb_npmle(
     max_iter: int | None = None,
     tol: float = 1e-8,
     n_draws: int = 1000,
-    uncertainty: str = "atom",
+    uncertainty: str = "bootstrap",
+    n_boot: int = 40,
     rng=None,
 ) -> Estimate:
     """Nonparametric empirical Bayes (``eb-npmle``): posterior means under the NPMLE prior.
@@ -1098,14 +1178,17 @@ def eb_npmle(
         Relative optimality gap at which the solver stops.
     n_draws : int, default 1000
         Posterior draws behind :meth:`Estimate.interval` (generated on demand).
-    uncertainty : {"atom", "plug-in"}
-        ``plug-in``: draws from each item's discrete posterior under :math:`\\hat G`,
-        which treats :math:`\\hat G` as known; an item alone in its region then has a
-        point posterior at its own estimate, so its interval has no width.
-        ``atom`` (default) adds the uncertainty of each atom's location
-        (:func:`_atom_location_sd`: one noise standard deviation over the square root
-        of the number of items resting on it), which restores those intervals and
-        changes little elsewhere.
+    uncertainty : {"bootstrap", "plug-in"}
+        Where the draws behind :meth:`Estimate.interval` come from. ``plug-in``: each
+        item's discrete posterior under :math:`\\hat G`, conditioned on the total
+        (:class:`DiscretePosteriorDraws`); it treats :math:`\\hat G` as known, so an item
+        alone in its region of counts (the largest items), on which the NPMLE puts an
+        atom at the item's own estimate, gets an interval of zero width. ``bootstrap``
+        (default): the same, averaged over ``n_boot`` parametric-bootstrap refits of
+        :math:`\\hat G` (:class:`BootstrapPosteriorDraws`), fitted when draws are first
+        asked for.
+    n_boot : int, default 40
+        Bootstrap replicates for ``uncertainty="bootstrap"``.
     rng : numpy.random.Generator, int or None
         Seeds the posterior draws (same seed, same draws).
 
@@ -1113,8 +1196,9 @@ def eb_npmle(
     -------
     Estimate
         Method ``"eb-npmle"``: non-negative frequencies summing to 1; ``uncertainty``
-        a :class:`DiscretePosteriorDraws`; ``info`` holds the grid size, the support,
-        the log-likelihood, the optimality gap, the tilt and timings.
+        a :class:`BootstrapPosteriorDraws` or :class:`DiscretePosteriorDraws`; ``info``
+        holds the grid size, the support, the log-likelihood, the optimality gap, the
+        tilt and timings.
     """
     start = time.perf_counter()
     m = _check_measurement(m)
@@ -1123,25 +1207,35 @@ def eb_npmle(
     check_choice(uncertainty, DRAW_KINDS, "uncertainty")
     correct_total = check_bool(correct_total, "correct_total")
     n_draws = check_int(n_draws, "n_draws", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
     tol = check_float(tol, "tol", minimum=0, strict_minimum=True)
     rng = check_rng(rng)
+    opts = {
+        "likelihood": likelihood,
+        "grid_spacing": grid_spacing,
+        "grid_growth": grid_growth,
+        "grid_window": grid_window,
+        "correct_total": correct_total,
+        "solver": solver,
+        "max_iter": max_iter,
+        "tol": tol,
+    }
     with single_threaded_blas():
-        grid = count_grid(
-            m, spacing=grid_spacing, growth=grid_growth, window=grid_window, likelihood=likelihood
-        )
-        counts = total_corrected_counts(m, likelihood) if correct_total else None
-        lik = count_likelihood(m, grid, likelihood, counts)
-        built = time.perf_counter()
-        fit = npmle(lik, solver=solver, tol=tol, max_iter=max_iter)
+        fit, lik = _fit_prior(m, opts)
         solved = time.perf_counter()
         post = tilted_posterior(lik, fit.weights, total=float(m.n))
-        atom_sd = _atom_location_sd(post, m, likelihood) if uncertainty == "atom" else None
-        draws = _draws(post, m, atom_sd, n_draws, rng, "empirical-Bayes posterior")
         frequencies = _frequencies(post, m.n)
+        table = PosteriorTable.from_posterior(post)
+    seed = int(rng.integers(2**63 - 1))
+    if uncertainty == "plug-in":
+        draws = DiscretePosteriorDraws(table, m.n, seed, n_draws, "plug-in posterior")
+    else:
+        corrected = lik.support_counts[lik.item_row]
+        draws = BootstrapPosteriorDraws(m, corrected, table, opts, n_boot, seed, n_draws)
     sigma_c = m.sigma * m.n
     info = {
         "likelihood": likelihood,
-        "grid_size": int(grid.size),
+        "grid_size": int(lik.atoms.size),
         "likelihood_rows": int(lik.matrix.shape[0]),
         "support_size": int(fit.support.size),
         "loglik": fit.loglik,
@@ -1153,7 +1247,6 @@ def eb_npmle(
         "tilt": post.tilt,
         "tilt_shift_sigma": post.tilt * sigma_c,
         "uncertainty": uncertainty,
-        "seconds_likelihood": built - start,
         "seconds_solver": fit.seconds,
         "seconds_posterior": time.perf_counter() - solved,
         "seconds": time.perf_counter() - start,
@@ -1162,7 +1255,7 @@ def eb_npmle(
     }
     logger.debug(
         "eb-npmle: K=%d, U=%d, support=%d, gap=%.2e, tilt=%.3g sigma",
-        grid.size, lik.matrix.shape[0], fit.support.size, fit.gap, info["tilt_shift_sigma"],
+        lik.atoms.size, lik.matrix.shape[0], fit.support.size, fit.gap, info["tilt_shift_sigma"],
     )  # fmt: skip
     return Estimate(
         frequencies=frequencies,
@@ -1228,8 +1321,11 @@ def oracle_bayes(
         weights = mult / mult.sum()
         # a single atom is already consistent (d times the atom is n): nothing to tilt
         post = tilted_posterior(lik, weights, total=None if atoms.size == 1 else float(m.n))
-        draws = _draws(post, m, None, n_draws, rng, "oracle posterior (reference only)")
         frequencies = _frequencies(post, m.n)
+        table = PosteriorTable.from_posterior(post)
+    draws = DiscretePosteriorDraws(
+        table, m.n, int(rng.integers(2**63 - 1)), n_draws, "oracle posterior (reference only)"
+    )
     info = {
         "reference_only": True,
         "note": "takes the true counts: a bound for experiments, not a usable method",
