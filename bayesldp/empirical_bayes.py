@@ -1247,6 +1247,15 @@ def eb_npmle(
     rng : numpy.random.Generator, int or None
         Seeds the posterior draws (same seed, same draws).
 
+    Raises
+    ------
+    ValueError
+        Bad arguments (the message names the argument).
+    RuntimeError
+        When no tilt of the fitted prior makes the posterior means add up to ``n`` (the
+        atoms are all above or all below ``n / d``; seen only with
+        ``correct_total=False``, when the raw total is far off).
+
     Returns
     -------
     Estimate
@@ -1278,7 +1287,13 @@ def eb_npmle(
     with single_threaded_blas():
         fit, lik = _fit_prior(m, opts)
         solved = time.perf_counter()
-        post = tilted_posterior(lik, fit.weights, total=float(m.n))
+        try:
+            post = tilted_posterior(lik, fit.weights, total=float(m.n))
+        except ValueError as exc:
+            hint = "" if correct_total else " (correct_total=False leaves the total's noise in)"
+            raise RuntimeError(
+                f"eb-npmle: {exc}; the fitted prior cannot be conditioned on the total{hint}"
+            ) from exc
         frequencies = _frequencies(post, m.n)
         table = PosteriorTable.from_posterior(post)
     seed = int(rng.integers(2**63 - 1))
