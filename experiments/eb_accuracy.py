@@ -223,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-draws", type=int, default=1000)
     parser.add_argument("--n-boot", type=int, default=40)
     parser.add_argument("--bayes-reps", type=int, default=0, help="bayes-consistent runs per cell")
+    parser.add_argument(
+        "--bayes-only", action="store_true", help="only the bayes-consistent runs (--bayes-reps)"
+    )
     parser.add_argument("--summary-only", action="store_true", help="only rebuild the tables")
     parser.add_argument("--quiet", action="store_true")
     return parser
@@ -241,7 +244,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         for name, eps, rep in tqdm(jobs, desc="repetitions", disable=args.quiet):
             stem = f"{name}_eps{eps:g}_rep{rep:03d}"
             todo = []
-            if not (parts / f"{stem}.csv").exists():
+            if not args.bayes_only and not (parts / f"{stem}.csv").exists():
                 todo.append((parts / f"{stem}.csv", METHODS))
             if rep < args.bayes_reps and not (parts / f"{stem}_bayes.csv").exists():
                 todo.append((parts / f"{stem}_bayes.csv", ("bayes-consistent",)))
