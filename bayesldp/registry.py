@@ -381,6 +381,13 @@ BUILTIN: tuple[MethodSpec, ...] = (
                "posterior mean, shifted power-law prior conditioned on the total",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
                color="black", interval="posterior"),
+    MethodSpec("eb-npmle", "bayesldp.empirical_bayes:eb_npmle",
+               "empirical Bayes: NPMLE prior of the counts, posterior mean on the total",
+               nonnegative=True, sums_to_one=True, default=False, interval="posterior"),
+    MethodSpec("oracle-bayes", "bayesldp.empirical_bayes:oracle_bayes",
+               "REFERENCE ONLY: posterior mean with the true count histogram as prior",
+               nonnegative=True, sums_to_one=True, default=False, needs_truth=True,
+               interval="posterior"),
 )
 # fmt: on
 

@@ -388,6 +388,7 @@ def apply_methods(
     specs: Iterable[str],
     seq: np.random.SeedSequence,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    true_counts: np.ndarray | None = None,
 ) -> tuple[dict, dict, dict]:
     """Post-process ``m`` with each method spec.
 
@@ -402,6 +403,10 @@ def apply_methods(
         ``default_rng(method_seed(seq, spec))``.
     options : mapping, optional
         Options per spec, e.g. ``{"ibu": {"max_iter": 10**5}}``.
+    true_counts : numpy.ndarray, optional
+        The dataset's true counts, given to reference methods that need the truth
+        (``MethodSpec.needs_truth``, e.g. ``oracle-bayes``); such a method without them
+        is a ValueError.
 
     Returns
     -------
@@ -417,6 +422,10 @@ def apply_methods(
         opts = dict((options or {}).get(spec, {}))
         if "rng" not in opts and method.accepts("rng", backend):
             opts["rng"] = np.random.default_rng(method_seed(seq, spec))
+        if method.needs_truth:
+            if true_counts is None:
+                raise ValueError(f"method {spec!r} is a reference that needs the true counts")
+            opts.setdefault("true_counts", true_counts)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
@@ -1008,7 +1017,7 @@ def simulate_and_apply(task: Task, dataset, seq: np.random.SeedSequence):
     """
     rng = np.random.default_rng(seq.spawn(1)[0])
     m = simulate(dataset, task.oracle, task.epsilon, rng)
-    return apply_methods(m, task.methods, seq)
+    return apply_methods(m, task.methods, seq, true_counts=dataset.counts)
 
 
 def method_rows(

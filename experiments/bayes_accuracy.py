@@ -63,7 +63,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     top10 = np.argsort(-truth, kind="stable")[:10]
     sampler = {"draws": p["draws"], "tune": p["tune"]}
     options = {s: sampler for s in task.methods if parse_method(s)[0].bayesian}
-    estimates, seconds, notes = apply_methods(m, task.methods, seq, options=options)
+    estimates, seconds, notes = apply_methods(
+        m, task.methods, seq, options=options, true_counts=dataset.counts
+    )
     rows: list[Row] = []
     for method, est in estimates.items():
         values = {

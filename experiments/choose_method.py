@@ -49,7 +49,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     seeds = seq.spawn(3 + 2 * task.params["synthetic_reps"])
     rng = np.random.default_rng(seeds[0])
     m = simulate(dataset, task.oracle, task.epsilon, rng)
-    est, sec, notes = apply_methods(m, task.methods, seq)
+    est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     rows: list[Row] = []
     for query, vals in query_errors(dataset, est, seeds[1]).items():
         rows += [(k, f"{query}", 0.0, v, sec[k], notes[k]) for k, v in vals.items()]

@@ -139,7 +139,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         rows.append((name, "tilt_sigma", np.nan, float(shift), np.nan, ""))
         for key, value in params.get(name, {}).items():
             rows.append((name, key, np.nan, float(value), np.nan, ""))
-    fits, seconds, warned = apply_methods(m, task.methods, seq)
+    fits, seconds, warned = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     for name, e in fits.items():
         rows.append((name, "mse", np.nan, metrics.mse(truth, e), seconds[name], warned[name]))
     return rows

@@ -44,7 +44,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     rng = np.random.default_rng(seq)
     m = simulate(dataset, task.oracle, task.epsilon, rng)
     query_seed = rng.integers(2**63)
-    est, sec, notes = apply_methods(m, task.methods, seq)
+    est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     f = dataset.frequencies
     rows: list[Row] = []
     for name, e in est.items():

@@ -90,7 +90,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     counts, m = draw(task.dataset, task.oracle, task.epsilon, stream(task))
     truth = counts / counts.sum()
     options = {"ibu": {"max_iter": task.params["ibu_max_iter"]}}
-    fits, sec, notes = apply_methods(m, task.methods, seq, options=options)
+    fits, sec, notes = apply_methods(
+        m, task.methods, seq, options=options, true_counts=dataset.counts
+    )
     est = {name: fit.frequencies for name, fit in fits.items()}
     rows: list[Row] = []
     for name, f in est.items():

@@ -33,7 +33,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """
     rng = np.random.default_rng(seq.spawn(1)[0])
     m = simulate(dataset, task.oracle, task.epsilon, rng)
-    est, sec, notes = apply_methods(m, task.methods, seq)
+    est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     f = dataset.frequencies
     analytic = base_mse_analytic(dataset, m.p, m.q)
     rows: list[Row] = []

@@ -119,42 +119,6 @@ def test_a_script_runs_on_dask_as_in_process(tmp_path):
     pd.testing.assert_frame_equal(_values(local), _values(dist))
 
 
-def test_imports_have_no_cycle_and_cross_no_private_name():
-    """No module imports another that imports it back (even inside a function), and no
-    private name is imported from another module (``_validation`` is the shared one)."""
-    import ast
-
-    def name(path: Path) -> str:
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[0] in ("experiments", "models"):
-            parts.insert(0, "bayesldp")
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-    files = {
-        name(p): p for d in ("bayesldp", "experiments", "models") for p in (ROOT / d).rglob("*.py")
-    }
-    graph = {}
-    for module, path in files.items():
-        deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                deps |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-                private = [a.name for a in node.names if a.name.startswith("_")]
-                private = [n for n in private if not n.startswith("__")]  # dunders are public
-                assert node.module == "bayesldp._validation" or not private, (module, private)
-        graph[module] = {d for d in deps if d in files and d != module}
-
-    def reaches(start: str, goal: str, seen: set) -> bool:
-        return any(d == goal or (d not in seen and not seen.add(d) and reaches(d, goal, seen))
-                   for d in graph[start])  # fmt: skip
-
-    cycles = [m for m in graph if reaches(m, m, set())]
-    assert not cycles
-    assert "bayesldp.runner" in graph and "bayesldp.experiments.topk" in graph
-
-
 # ---------------------------------------------------------------------------
 # seeding
 
