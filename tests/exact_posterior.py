@@ -8,8 +8,6 @@ singularities of small concentrations exactly. Hyperparameters are integrated on
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from scipy import stats
 from scipy.special import betaln, logsumexp, roots_jacobi
@@ -30,18 +28,12 @@ def dirichlet_rule(alpha, nodes: int) -> tuple[np.ndarray, np.ndarray]:
     if k == 1:
         return np.ones((1, 1)), np.zeros(1)
     rules = [beta_rule(alpha[i], alpha[i + 1 :].sum(), nodes) for i in range(k - 1)]
-    points, log_w = [], []
-    for combo in itertools.product(*(range(nodes) for _ in rules)):
-        rest, f = 1.0, []
-        lw = 0.0
-        for (s, w), j in zip(rules, combo, strict=True):
-            f.append(rest * s[j])
-            rest *= 1.0 - s[j]
-            lw += w[j]
-        f.append(rest)
-        points.append(f)
-        log_w.append(lw)
-    return np.array(points), np.array(log_w)
+    grids = np.meshgrid(*[r[0] for r in rules], indexing="ij")
+    log_ws = np.meshgrid(*[r[1] for r in rules], indexing="ij")
+    sticks = np.stack([g.ravel() for g in grids], axis=1)  # (N, K-1)
+    rest = np.cumprod(np.hstack([np.ones((sticks.shape[0], 1)), 1.0 - sticks]), axis=1)
+    points = np.hstack([rest[:, :-1] * sticks, rest[:, -1:]])
+    return points, sum(w.ravel() for w in log_ws)
 
 
 def log_likelihood(kind: str, f: np.ndarray, m) -> np.ndarray:
@@ -89,7 +81,6 @@ class ExactDirichletPosterior:
         d = self.m.domain_size
         inside = np.zeros(d, dtype=bool)
         inside[list(subset)] = True
-        t, log_wt = beta_rule(1.0, 1.0, self.nodes)  # placeholder, replaced per node below
         total = 0.0
         for alpha, weight, log_z in zip(self.alphas, self.hyper_weights, self.log_z, strict=True):
             if weight < 1e-14:
