@@ -300,6 +300,17 @@ def test_estimate_carries_posterior(oue_fit):
     assert {"log_a", "f"} <= set(est.info["r_hat"])
 
 
+def test_refit_on_new_measurement_uses_its_data(oue_fit):
+    # the cached model (and nutpie's compiled copy) must see the swapped-in counts
+    m, est = oue_fit
+    reversed_m = bayesldp.Measurement.from_support_counts(
+        m.support_counts[::-1], m.n, m.p, m.q, oracle="OUE"
+    )
+    other = quiet(models.bayes_dirichlet, reversed_m, draws=300, tune=300, sampler=SAMPLER, rng=5)
+    assert other.top_k(1)[0][0] == 2 and est.top_k(1)[0][0] == 0
+    np.testing.assert_allclose(other.frequencies[::-1], est.frequencies, atol=0.03)
+
+
 def test_custom_model_fit_with_pymc_sampler():
     # the README's user model, fitted by PyMC's own NUTS (small settings)
     m = tiny("GRR")
