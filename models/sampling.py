@@ -42,15 +42,18 @@ def check_sampler_args(draws: int, tune: int, chains: int) -> None:
 
 
 def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
-    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor."""
+    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor.
+
+    A vector variable is summarised by its worst element (largest r_hat, smallest ESS).
+    """
     import arviz as az
 
     rhat = az.rhat(idata, var_names=names)
     ess = az.ess(idata, var_names=names)
     divergences = int(idata.sample_stats["diverging"].sum())
     info = {
-        "r_hat": {k: float(rhat[k]) for k in names},
-        "ess_bulk": {k: float(ess[k]) for k in names},
+        "r_hat": {k: float(rhat[k].max()) for k in names},
+        "ess_bulk": {k: float(ess[k].min()) for k in names},
         "divergences": divergences,
     }
     problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]

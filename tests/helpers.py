@@ -26,3 +26,29 @@ def zipf_frequencies(d: int, s: float = 1.5) -> np.ndarray:
     """Zipf frequencies over ``d`` items."""
     w = np.arange(1, d + 1, dtype=float) ** (-s)
     return w / w.sum()
+
+
+def check_logp(kind, measurements, frequency_vectors, reference, *, rtol=1e-9, atol=1e-7):
+    """PyMC's ``check_logp`` idea for :func:`bayesldp.models.ldp_likelihood`.
+
+    Builds one model whose frequency vector is data, compiles the log-density of the
+    counts once, and compares it with ``reference(m, f)`` (an independent scipy sum) at
+    every measurement and frequency vector, swapping them in with ``set_measurement``
+    and ``pm.set_data``: the same compiled function serves every case. Returns it.
+    """
+    import pymc as pm
+
+    from bayesldp.models import ldp_likelihood, set_measurement
+
+    d = measurements[0].domain_size
+    with pm.Model(coords={"item": np.arange(d)}) as model:
+        f = pm.Data("f", np.asarray(frequency_vectors[0], dtype=float), dims="item")
+        ldp_likelihood("c", f, measurements[0], kind=kind)
+    logp = model.compile_logp(vars=[model["c"]], jacobian=False)
+    for m in measurements:
+        set_measurement(model, "c", m)
+        for fv in frequency_vectors:
+            pm.set_data({"f": np.asarray(fv, dtype=float)}, model=model)
+            expected = reference(m, np.asarray(fv, dtype=float))
+            np.testing.assert_allclose(float(logp({})), expected, rtol=rtol, atol=atol)
+    return logp

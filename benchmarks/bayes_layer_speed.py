@@ -1,0 +1,168 @@
+"""Wall time and accuracy of the composable Bayesian layer's ready-made models.
+
+Each case runs in a fresh Python process and is timed from the process's start, so
+imports, model building, compilation, NUTS (2 chains x (1000 tune + 1000 draws) by
+default) and the posterior means are all included. Cases (eps = 1, OUE):
+
+``zipf``      bayes-dirichlet, Zipf(1.5), d = 1024, n = 1e6 (the papers' setting)
+``wordfreq``  bayes-dirichlet, wordfreq words, d = 42178, n = 1e6
+``hier``      bayes-hier with a single group, the Zipf setting
+``uscities``  bayes-hier grouped by state, US cities (d = 976, n = 1.5e6)
+
+Full-domain MSE is reported beside norm-sub and power-ns on the same measurement.
+
+    python benchmarks/bayes_layer_speed.py                          # every case, seed 0
+    python benchmarks/bayes_layer_speed.py --cases zipf --seeds 0 1 2 --samplers nutpie pymc
+    python benchmarks/bayes_layer_speed.py --cases zipf --samplers pymc --threads 1 0
+    python benchmarks/bayes_layer_speed.py --run zipf --sampler nutpie   # one case, JSON
+
+``--threads 0`` leaves the BLAS/OpenMP libraries' default thread counts (no limit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+START = time.perf_counter()
+
+CASES = ("zipf", "wordfreq", "hier", "uscities")
+
+
+def run_case(
+    case: str,
+    sampler: str = "auto",
+    seed: int = 0,
+    threads: int = 1,
+    draws: int = 1000,
+    tune: int = 1000,
+    d: int | None = None,
+) -> dict:
+    """Run one case in this process; return its timings and accuracy."""
+    import warnings
+
+    import numpy as np
+
+    import bayesldp
+    import bayesldp.models
+    from bayesldp import datasets, metrics
+    from bayesldp.models import dirichlet, fit, hierarchical
+
+    imported = time.perf_counter()
+    if case in ("zipf", "hier"):
+        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=seed)
+    elif case == "wordfreq":
+        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
+    elif case == "uscities":
+        data = datasets.us_cities()
+    else:
+        raise ValueError(f"unknown case {case!r}; choose one of {', '.join(CASES)}")
+    m = bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(seed))
+    groups = data.groups["state"] if case == "uscities" else None
+    if case in ("zipf", "wordfreq"):
+        model = dirichlet.build_dirichlet_model(m)
+        method = "bayes-dirichlet"
+    else:
+        model = hierarchical.build_hier_model(m, groups)
+        method = "bayes-hier"
+    ready = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        est = fit(
+            model, m, draws=draws, tune=tune, chains=2, sampler=sampler,
+            random_seed=seed, method=method, threads=threads or None,
+        )  # fmt: skip
+    done = time.perf_counter()
+    row = {
+        "case": case,
+        "method": method,
+        "sampler": est.info["sampler"],
+        "threads": threads or "default",
+        "seed": seed,
+        "d": data.d,
+        "n": data.n,
+        "draws": draws,
+        "tune": tune,
+        "seconds_total": done - START,
+        "seconds_import": imported - START,
+        "seconds_fit": done - ready,
+        "seconds_sampling": est.info["seconds_sampling"],
+        "divergences": est.info["divergences"],
+        "r_hat_max": max(est.info["r_hat"].values()),
+        "ess_bulk_min": min(est.info["ess_bulk"].values()),
+        "warnings": " | ".join(str(w.message) for w in caught),
+        "mse": metrics.mse(data.frequencies, est),
+        "mse_norm_sub": metrics.mse(data.frequencies, bayesldp.postprocess(m, "norm-sub")),
+        "mse_power_ns": metrics.mse(data.frequencies, bayesldp.postprocess(m, "power-ns")),
+        "sum": est.total,
+    }
+    row["concentration"] = (
+        float(est.inference_data.posterior["a"].mean()) if case != "uscities" else None
+    )
+    return row
+
+
+def main(args: argparse.Namespace):
+    """Run every requested case in a fresh process and write the table."""
+    import pandas as pd
+
+    from bayesldp.io import write_csv
+
+    rows = []
+    for case in args.cases:
+        for sampler in args.samplers:
+            for threads in args.threads:
+                for seed in args.seeds:
+                    cmd = [
+                        sys.executable, __file__, "--run", case, "--sampler", sampler,
+                        "--seed", str(seed), "--threads", str(threads),
+                        "--draws", str(args.draws), "--tune", str(args.tune),
+                    ]  # fmt: skip
+                    load = os.getloadavg()[0]
+                    result = subprocess.run(cmd, capture_output=True, text=True)
+                    if result.returncode != 0:
+                        print(result.stderr[-2000:], file=sys.stderr)
+                        continue
+                    row = json.loads(result.stdout.strip().splitlines()[-1])
+                    row["load_before"], row["load_after"] = load, os.getloadavg()[0]
+                    rows.append(row)
+                    print(json.dumps(row, default=str), flush=True)
+    frame = pd.DataFrame(rows)
+    frame["cpu_count"] = os.cpu_count()
+    frame["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    write_csv(Path(args.out) / f"{args.name}.csv", frame)
+    return frame
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
+    parser.add_argument("--samplers", nargs="+", default=["auto"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--run", choices=CASES, help="run one case here and print JSON")
+    parser.add_argument("--sampler", default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--d", type=int, help="domain size (zipf, hier, wordfreq)")
+    parser.add_argument("--out", default="benchmarks/results/bayes_layer")
+    parser.add_argument("--name", default="bayes_layer_speed")
+    return parser
+
+
+if __name__ == "__main__":
+    parsed = build_parser().parse_args()
+    if parsed.run is not None:
+        threads = parsed.threads[0]
+        row = run_case(
+            parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune, parsed.d
+        )
+        print(json.dumps(row, default=float))
+    else:
+        main(parsed)

@@ -1,0 +1,315 @@
+"""Fit any PyMC model holding an :func:`~bayesldp.models.ldp_likelihood` to a measurement.
+
+:func:`fit` samples the model's posterior with one of three NUTS implementations and
+returns a :class:`bayesldp.Estimate` whose frequencies are posterior means and whose
+:meth:`~bayesldp.Estimate.interval` uses the posterior draws.
+
+Samplers, fastest first where installed (``sampler="auto"`` takes the first available;
+``python benchmarks/bayes_layer_speed.py --samplers`` measures them side by side):
+
+``"nutpie"``
+    nutpie's NUTS (Rust) on the model's log-density compiled by PyTensor's numba
+    backend; chains run in threads of one process. The compiled model is kept per
+    ``pm.Model`` and reused with new data for every later fit of that model.
+``"numpyro"``
+    NumPyro's NUTS on the log-density compiled to JAX (needs ``jax`` and ``numpyro``).
+``"pymc"``
+    PyMC's own NUTS (Python, with a C-compiled log-density and gradient); chains in
+    separate processes when ``cores > 1``.
+
+BLAS and OpenMP thread pools are limited to one thread for the duration of sampling
+(:func:`single_threaded`): each chain already occupies a core, and multithreaded BLAS
+in every chain oversubscribes the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import time
+import weakref
+
+import numpy as np
+
+from bayesldp._validation import check_choice, check_int, check_rng
+from bayesldp.estimate import Estimate, StoredDraws
+from bayesldp.measurement import Measurement
+from bayesldp.models.likelihood import likelihood_specs, set_measurement
+from bayesldp.models.sampling import convergence_info
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "SAMPLERS",
+    "available_samplers",
+    "fit",
+    "resolve_sampler",
+    "single_threaded",
+]
+
+#: Samplers in the order ``sampler="auto"`` tries them (fastest first, as measured by
+#: ``benchmarks/bayes_layer_speed.py``).
+SAMPLERS = ("nutpie", "numpyro", "pymc")
+
+#: Free variables with at most this many elements get r_hat / ESS diagnostics (with
+#: the frequency vector itself); larger latent vectors are summarised through it.
+DIAGNOSE_MAX_SIZE = 100
+
+#: Environment variables that size the thread pools of BLAS and OpenMP libraries.
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+#: nutpie's compiled models, per PyMC model (reused with new data on later fits).
+_NUTPIE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def available_samplers() -> tuple[str, ...]:
+    """The samplers whose packages are installed, in ``"auto"`` order."""
+    needs = {"nutpie": ("nutpie", "numba"), "numpyro": ("numpyro", "jax"), "pymc": ("pymc",)}
+    return tuple(s for s in SAMPLERS if all(_installed(m) for m in needs[s]))
+
+
+def resolve_sampler(sampler: str) -> str:
+    """The sampler to run: ``"auto"`` is the first of :func:`available_samplers`.
+
+    Raises
+    ------
+    ValueError
+        An unknown sampler, or one whose packages are not installed.
+    """
+    if not isinstance(sampler, str):
+        raise ValueError(f"sampler must be a string, got {sampler!r}")
+    check_choice(sampler, ("auto", *SAMPLERS), "sampler")
+    available = available_samplers()
+    if sampler == "auto":
+        return available[0]
+    if sampler not in available:
+        extra = {"nutpie": "pip install 'bayesldp[fast]'", "numpyro": "pip install numpyro"}
+        raise ValueError(f"sampler {sampler!r} is not installed ({extra.get(sampler, '')})")
+    return sampler
+
+
+@contextlib.contextmanager
+def single_threaded(threads: int | None = 1):
+    """Limit BLAS/OpenMP thread pools to ``threads`` inside the block (None: no limit).
+
+    Uses :mod:`threadpoolctl` for the libraries already loaded in this process and the
+    usual environment variables for processes started inside the block (PyMC's chain
+    processes, numba's threading layer); both are restored on exit.
+    """
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    saved = {k: os.environ.get(k) for k in THREAD_VARIABLES}
+    os.environ.update({k: str(threads) for k in THREAD_VARIABLES})
+    try:
+        with threadpool_limits(limits=threads):
+            yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar):
+    import pymc as pm
+
+    return pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        random_seed=seed,
+        progressbar=progressbar,
+        compute_convergence_checks=False,
+        model=model,
+    )
+
+
+def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar):
+    import nutpie
+
+    compiled = _NUTPIE_CACHE.get(model)
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(model, backend="numba")
+        _NUTPIE_CACHE[model] = compiled
+    # the compiled model holds a copy of every pm.Data value: push the current ones
+    current = {v.name: v.get_value() for v in model.data_vars if v.name in compiled.shared_data}
+    compiled = compiled.with_data(**current)
+    return nutpie.sample(
+        compiled,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        seed=seed,
+        progress_bar=progressbar,
+    )
+
+
+def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar):
+    import pymc as pm
+
+    return pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        random_seed=seed,
+        progressbar=progressbar,
+        nuts_sampler="numpyro",
+        nuts_sampler_kwargs={"chain_method": "sequential" if cores == 1 else "parallel"},
+        compute_convergence_checks=False,
+        model=model,
+    )
+
+
+_RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}
+
+
+def _diagnosed_names(model, var_name: str) -> list[str]:
+    names = []
+    for rv in model.free_RVs:
+        size = rv.type.shape
+        if all(s is not None for s in size) and int(np.prod(size, dtype=int)) <= DIAGNOSE_MAX_SIZE:
+            names.append(rv.name)
+    return [*names, var_name] if var_name not in names else names
+
+
+def fit(
+    model,
+    measurement: Measurement,
+    *,
+    var_name: str = "f",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    sampler: str = "auto",
+    random_seed=None,
+    cores: int | None = None,
+    method: str = "bayes-model",
+    threads: int | None = 1,
+    progressbar: bool = False,
+) -> Estimate:
+    """Sample a PyMC model holding an ``ldp_likelihood`` and return an Estimate.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model with at least one :func:`~bayesldp.models.ldp_likelihood`.
+    measurement : Measurement
+        The measurement to condition on. When the model has a single
+        ``ldp_likelihood`` it is swapped in first (:func:`set_measurement`), so one
+        model serves many measurements; with several, set each one yourself.
+    var_name : str, default "f"
+        The model variable holding the frequency vector (length ``d``).
+    draws, tune, chains : int
+        NUTS settings, per chain.
+    sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        NUTS implementation; ``"auto"`` takes the fastest installed (see the module
+        docstring).
+    random_seed : int, numpy.random.Generator or None
+        Same seed, same result (with the same sampler).
+    cores : int, optional
+        Chains run in parallel; default ``min(chains, os.cpu_count())``.
+    method : str, default "bayes-model"
+        Name recorded in the Estimate.
+    threads : int or None, default 1
+        BLAS/OpenMP threads while sampling (:func:`single_threaded`); None leaves the
+        libraries' defaults.
+    progressbar : bool, default False
+        Show the sampler's progress bar.
+
+    Returns
+    -------
+    Estimate
+        ``frequencies``: posterior means of ``var_name``; ``uncertainty``: its
+        posterior draws (``chains * draws`` of them), behind
+        :meth:`~bayesldp.Estimate.interval`; ``inference_data`` and
+        ``info["inference_data"]``: the ArviZ InferenceData; ``info``: ``sampler``,
+        ``r_hat`` and ``ess_bulk`` (the worst item of ``var_name`` and of each small
+        free variable), ``divergences``, ``likelihoods`` (name to kind), ``model``
+        and timings. Poor convergence raises a :class:`RuntimeWarning`.
+
+    Raises
+    ------
+    ValueError
+        A model without ``ldp_likelihood``, an unknown ``var_name`` or sampler, a
+        measurement of the wrong domain size, or bad sampler settings.
+    """
+    if not isinstance(measurement, Measurement):
+        raise ValueError(
+            f"measurement must be a bayesldp.Measurement, got {type(measurement).__name__}"
+        )
+    specs = likelihood_specs(model)
+    if not specs:
+        raise ValueError("model holds no ldp_likelihood; add one with ldp_likelihood(...)")
+    if not isinstance(var_name, str) or var_name not in model.named_vars:
+        raise ValueError(f"var_name {var_name!r} is not a variable of the model")
+    draws = check_int(draws, "draws", minimum=1)
+    tune = check_int(tune, "tune", minimum=0)
+    chains = check_int(chains, "chains", minimum=1)
+    cores = (
+        min(chains, os.cpu_count() or 1) if cores is None else check_int(cores, "cores", minimum=1)
+    )
+    if threads is not None:
+        threads = check_int(threads, "threads", minimum=1)
+    seed = int(check_rng(random_seed, "random_seed").integers(2**31 - 1))
+    chosen = resolve_sampler(sampler)
+    d = measurement.domain_size
+    if len(specs) == 1:
+        set_measurement(model, next(iter(specs)), measurement)
+    elif all(spec.domain_size != d for spec in specs.values()):
+        raise ValueError(f"measurement has domain size {d}; no likelihood of the model has")
+
+    start = time.perf_counter()
+    with single_threaded(threads):
+        idata = _RUNNERS[chosen](model, draws, tune, chains, cores, seed, progressbar)
+    sampled = time.perf_counter()
+    values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
+    if values.ndim != 3 or values.shape[-1] != d:
+        raise ValueError(
+            f"var_name {var_name!r} must be a vector of length {d}; its draws have shape "
+            f"{values.shape[2:]}"
+        )
+    flat = values.reshape(-1, d)
+    info = convergence_info(idata, _diagnosed_names(model, var_name), chains, stacklevel=3)
+    info.update(
+        {
+            "sampler": chosen,
+            "likelihoods": {name: spec.kind for name, spec in specs.items()},
+            "var_name": var_name,
+            "draws": draws,
+            "tune": tune,
+            "chains": chains,
+            "cores": cores,
+            "threads": threads,
+            "random_seed": seed,
+            "seconds_sampling": sampled - start,
+            "model": model,
+            "inference_data": idata,
+        }
+    )
+    logger.debug("fit %s with %s in %.1f s", method, chosen, sampled - start)
+    return Estimate(
+        frequencies=flat.mean(axis=0),
+        method=method,
+        measurement=measurement,
+        info=info,
+        inference_data=idata,
+        uncertainty=StoredDraws(flat),
+    )

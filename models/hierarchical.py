@@ -1,0 +1,230 @@
+r"""Bayes-hier: a Dirichlet prior whose concentration varies by a grouping of the domain.
+
+Items come in groups the user knows (cities by state, words by part of speech, ...).
+Each group ``g`` has its own concentration :math:`a_g`, partially pooled through a
+normal hyperprior on :math:`\log a_g`:
+
+.. math::
+
+    \mu \sim \mathcal N(\mu_0, s_0^2), \quad
+    \tau \sim \mathrm{HalfNormal}(s_\tau), \quad
+    z_g \sim \mathcal N(0, 1), \quad
+    \log a_g = \mu + \tau z_g, \\
+    f \sim \mathrm{Dirichlet}(\alpha), \quad \alpha_v = a_{g(v)}, \qquad
+    c \mid f \sim \text{the oracle's likelihood}.
+
+By the aggregation property of the Dirichlet law this is the nested model
+:math:`w \sim \mathrm{Dirichlet}(n_g a_g)_g` for the groups' totals and independent
+:math:`\theta_g \sim \mathrm{Dirichlet}(a_g \mathbf 1_{n_g})` within each group
+(:math:`f_v = w_{g(v)} \theta_{g(v), v}`): a group of sparse items (small
+:math:`a_g`, one dominant city) and a group of even ones learn different
+concentrations, and each borrows strength from the others through :math:`\mu` and
+:math:`\tau`. With a single group it is :func:`~bayesldp.models.bayes_dirichlet` with
+:math:`\log a = \mu`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from bayesldp._validation import check_float, check_int, check_rng
+from bayesldp.estimate import Estimate
+from bayesldp.measurement import Measurement
+from bayesldp.models.dirichlet import (
+    cached_model,
+    check_normal_prior,
+    dirichlet_draws,
+    dirichlet_simplex,
+    set_hints,
+)
+from bayesldp.models.fitting import fit
+from bayesldp.models.likelihood import ldp_likelihood, resolve_kind, set_measurement
+
+__all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
+
+
+def group_index(groups, d: int) -> tuple[tuple[str, ...], np.ndarray]:
+    """Check a grouping of ``range(d)`` and return (labels, group of each item).
+
+    Parameters
+    ----------
+    groups : mapping of str to sequence of int, or None
+        Group label to its items; every item in exactly one group. ``None``: one group.
+    d : int
+        Domain size.
+
+    Raises
+    ------
+    ValueError
+        ``groups`` is not a mapping, a group is empty or holds an index out of range,
+        or an item is in no group or in several.
+    """
+    if groups is None:
+        return ("all",), np.zeros(d, dtype=np.int64)
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError(
+            f"groups must be a non-empty mapping of label to item indices, got {groups!r}"
+        )
+    index = np.full(d, -1, dtype=np.int64)
+    labels = tuple(str(k) for k in groups)
+    for g, (label, items) in enumerate(groups.items()):
+        arr = np.atleast_1d(np.asarray(items))
+        if arr.size == 0 or arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"groups[{label!r}] must be a non-empty sequence of item indices")
+        if arr.min() < 0 or arr.max() >= d:
+            raise ValueError(f"groups[{label!r}] holds indices outside [0, {d})")
+        if np.any(index[arr] >= 0) or np.unique(arr).size != arr.size:
+            raise ValueError(f"groups: an item of groups[{label!r}] is in more than one group")
+        index[arr] = g
+    if np.any(index < 0):
+        raise ValueError(f"groups must cover every item; {int((index < 0).sum())} are in no group")
+    return labels, index
+
+
+def build_hier_model(
+    m: Measurement,
+    groups=None,
+    *,
+    concentration_prior: tuple[float, float] = (0.0, 2.0),
+    spread_prior: float = 1.0,
+    kind: str = "auto",
+):
+    """The PyMC model of :func:`bayes_hier`.
+
+    Returns
+    -------
+    pymc.Model
+        Variables ``mu``, ``tau`` and ``z`` (dims ``group``; not with a single group),
+        ``a`` (dims ``group``), ``f`` (dims ``item``) and the likelihood ``counts``.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    mu0, s0 = check_normal_prior(concentration_prior, "concentration_prior")
+    s_tau = check_float(spread_prior, "spread_prior", minimum=0.0, strict_minimum=True)
+    kind = resolve_kind(m, kind)
+    d = m.domain_size
+    labels, index = group_index(groups, d)
+    with pm.Model(coords={"item": np.arange(d), "group": list(labels)}) as model:
+        item_group = pm.Data("item_group", index, dims="item")
+        mu = pm.Normal("mu", mu0, s0)
+        if len(labels) > 1:
+            tau = pm.HalfNormal("tau", s_tau)
+            z = pm.Normal("z", 0.0, 1.0, dims="group")
+            log_a = mu + tau * z
+        else:
+            log_a = pt.reshape(mu, (1,))
+        a = pm.Deterministic("a", pt.exp(log_a), dims="group")
+        f = dirichlet_simplex("f", a[item_group], m, dims="item")
+        ldp_likelihood("counts", f, m, kind=kind)
+    return model
+
+
+def hier_prior_sampler(index: np.ndarray, concentration_prior, spread_prior: float):
+    """Draws of ``f`` from the bayes-hier prior: ``sample(size, rng)``, shape ``(size, d)``."""
+    mu0, s0 = concentration_prior
+    n_groups = int(index.max()) + 1
+
+    def sample(size: int, rng: np.random.Generator) -> np.ndarray:
+        mu = rng.normal(mu0, s0, size)
+        if n_groups > 1:
+            tau = np.abs(rng.normal(0.0, spread_prior, size))
+            log_a = mu[:, None] + tau[:, None] * rng.normal(size=(size, n_groups))
+        else:
+            log_a = mu[:, None]
+        return dirichlet_draws(np.exp(log_a)[:, index], rng)
+
+    return sample
+
+
+def bayes_hier(
+    m: Measurement,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    sampler: str = "auto",
+    rng=None,
+    groups=None,
+    concentration_prior: tuple[float, float] = (0.0, 2.0),
+    spread_prior: float = 1.0,
+    kind: str = "auto",
+) -> Estimate:
+    r"""Posterior mean under a Dirichlet prior with group-wise, partially pooled concentrations.
+
+    .. math::
+
+        \mu \sim \mathcal N(\mu_0, s_0^2), \
+        \tau \sim \mathrm{HalfNormal}(s_\tau), \
+        \log a_g = \mu + \tau z_g,\ z_g \sim \mathcal N(0, 1), \
+        f \sim \mathrm{Dirichlet}(a_{g(1)}, \dots, a_{g(d)}),
+
+    with the oracle's likelihood (:func:`~bayesldp.models.ldp_likelihood`), sampled
+    with NUTS (non-centred in :math:`z`, :func:`~bayesldp.models.dirichlet.dirichlet_simplex`
+    for ``f``).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    draws, tune, chains : int
+        NUTS settings, per chain.
+    sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        See :func:`bayesldp.models.fit`.
+    rng : numpy.random.Generator, int or None
+        Seeds the sampler (same seed, same result).
+    groups : mapping of str to sequence of int, optional
+        A partition of the domain, e.g. ``bayesldp.datasets.us_cities().groups["state"]``;
+        ``None`` puts every item in one group.
+    concentration_prior : (float, float), default (0, 2)
+        Mean and standard deviation of the normal prior on :math:`\mu`.
+    spread_prior : float, default 1
+        Scale :math:`s_\tau` of the half-normal prior on :math:`\tau`.
+    kind : {"auto", "multinomial", "binomial", "gaussian"}
+        The likelihood.
+
+    Returns
+    -------
+    Estimate
+        Method ``"bayes-hier"``; as :func:`bayes_dirichlet`, with ``info["a_mean"]``
+        (posterior mean concentration of each group, by label).
+    """
+    if not isinstance(m, Measurement):
+        raise ValueError(f"m must be a bayesldp.Measurement, got {type(m).__name__}")
+    prior = check_normal_prior(concentration_prior, "concentration_prior")
+    s_tau = check_float(spread_prior, "spread_prior", minimum=0.0, strict_minimum=True)
+    kind = resolve_kind(m, kind)
+    rng = check_rng(rng, "rng")
+    for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
+        check_int(value, name, minimum=0 if name == "tune" else 1)
+    labels, index = group_index(groups, m.domain_size)
+    start = time.perf_counter()
+    key = ("hier", m.domain_size, kind, prior, s_tau, labels, index.tobytes())
+    model = cached_model(
+        key,
+        lambda: build_hier_model(
+            m, groups, concentration_prior=prior, spread_prior=s_tau, kind=kind
+        ),
+    )
+    set_hints(model, "f", m)
+    set_measurement(model, "counts", m)
+    est = fit(
+        model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
+        random_seed=rng, method="bayes-hier",
+    )  # fmt: skip
+    a = est.inference_data.posterior["a"].values.reshape(-1, len(labels))
+    est.info.update(
+        {
+            "a_mean": dict(zip(labels, a.mean(axis=0).tolist(), strict=True)),
+            "groups": labels,
+            "concentration_prior": prior,
+            "spread_prior": s_tau,
+            "kind": kind,
+            "prior_sampler": hier_prior_sampler(index, prior, s_tau),
+            "seconds_total": time.perf_counter() - start,
+        }
+    )
+    return est

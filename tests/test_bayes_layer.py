@@ -1,0 +1,455 @@
+"""The composable Bayesian layer: ldp_likelihood against scipy for every oracle, one
+compiled model for many measurements, posteriors of the ready-made models against exact
+quadrature, simulation-based calibration, model checks, reproducibility and errors."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import bayesldp
+from tests.exact_posterior import ExactDirichletPosterior, hier_grid, normal_grid
+from tests.helpers import check_logp
+
+pm = pytest.importorskip("pymc")
+
+from bayesldp import models  # noqa: E402
+from bayesldp.models import checks, likelihood  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: nutpie when installed (the test extra installs it): one compilation per model, then
+#: every fit of that model reuses it, which keeps the sampling tests to seconds.
+SAMPLER = "nutpie" if "nutpie" in models.available_samplers() else "pymc"
+
+
+def quiet(func, *args, **kwargs):
+    """Run func with convergence warnings silenced (small sampler settings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return func(*args, **kwargs)
+
+
+def oracle_measurements(d=8, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    true = rng.multinomial(n, np.arange(1, d + 1)[::-1] / (d * (d + 1) / 2))
+    out = {}
+    for name in ("GRR", "OUE", "SUE", "OLH", "SS", "HR"):
+        oracle = bayesldp.oracles.make_oracle(name, 1.0, d)
+        out[name] = oracle.simulate(true, rng)
+    return out
+
+
+def binomial_ref(m, f):
+    return stats.binom.logpmf(m.support_counts, m.n, m.q + (m.p - m.q) * f).sum()
+
+
+def multinomial_ref(m, f):
+    return stats.multinomial.logpmf(m.support_counts, m.n, m.q + (m.p - m.q) * f)
+
+
+def gaussian_ref(m, f):
+    sd = np.sqrt(m.n * (m.q * (1 - m.q) + f * (m.p - m.q) * (1 - m.p - m.q)))
+    return stats.norm.logpdf(m.support_counts, m.n * (m.q + (m.p - m.q) * f), sd).sum()
+
+
+FREQS = [np.full(8, 1 / 8), np.array([0.4, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.0])]
+
+
+def test_logp_matches_scipy_every_oracle():
+    ms = oracle_measurements()
+    # one compiled function per kind serves every oracle's measurement
+    check_logp("binomial", list(ms.values()), FREQS, binomial_ref)
+    check_logp("gaussian", list(ms.values()), FREQS, gaussian_ref)
+    grr = [ms["GRR"], oracle_measurements(seed=1)["GRR"]]
+    check_logp("multinomial", grr, FREQS, multinomial_ref)
+
+
+def test_gaussian_kind_is_the_estimates_normal_law():
+    # the docstring's claim: counts-scale density = estimates-scale density - d log(n (p-q))
+    m = oracle_measurements()["OUE"]
+    f = FREQS[1]
+    sd = np.sqrt(m.variance(f))
+    on_estimates = stats.norm.logpdf(m.estimates, f, sd).sum()
+    shift = m.domain_size * math.log(m.n * (m.p - m.q))
+    assert gaussian_ref(m, f) == pytest.approx(on_estimates - shift, rel=1e-12)
+
+
+def test_one_compiled_model_serves_many_measurements():
+    ms = oracle_measurements(d=5, n=300)
+    m1, m2 = ms["OUE"], ms["SUE"]
+    with pm.Model(coords={"item": range(5)}) as model:
+        a = pm.Exponential("a", 1.0)
+        f = pm.Dirichlet("f", a * np.ones(5), dims="item")
+        models.ldp_likelihood("counts", f, m1)
+    assert model.named_vars_to_dims["counts"] == ("item",)
+    assert set(likelihood.data_names("counts").values()) <= set(model.named_vars)
+    logp = model.compile_logp(vars=[model["counts"]])
+    point = model.initial_point()
+    f0 = np.full(5, 0.2)  # the Dirichlet's initial point is the centre of the simplex
+    first = float(logp(point))
+    assert first == pytest.approx(binomial_ref(m1, f0), rel=1e-10)
+    models.set_measurement(model, "counts", m2)
+    second = float(logp(point))  # the same compiled function, new data
+    assert second == pytest.approx(binomial_ref(m2, f0), rel=1e-10)
+    assert first != second
+    assert likelihood.current_data(model, "counts")["p"] == pytest.approx(m2.p)
+
+
+def test_likelihood_errors():
+    ms = oracle_measurements(d=4)
+    with pytest.raises(ValueError, match="kind"):
+        with pm.Model():
+            models.ldp_likelihood("c", np.full(4, 0.25), ms["OUE"], kind="multinomial")
+    with pytest.raises(ValueError, match="kind"):
+        with pm.Model():
+            models.ldp_likelihood("c", np.full(4, 0.25), ms["OUE"], kind="poisson")
+    with pytest.raises(ValueError, match="frequencies"):
+        with pm.Model():
+            models.ldp_likelihood("c", np.full(3, 1 / 3), ms["OUE"])
+    with pytest.raises(ValueError, match="name"):
+        with pm.Model():
+            models.ldp_likelihood("", np.full(4, 0.25), ms["OUE"])
+    with pytest.raises(ValueError, match="measurement"):
+        with pm.Model():
+            models.ldp_likelihood("c", np.full(4, 0.25), ms["OUE"].estimates)
+    with pytest.raises(ValueError, match="inside a"):
+        models.ldp_likelihood("c", np.full(4, 0.25), ms["OUE"])
+    with pm.Model() as model:
+        models.ldp_likelihood("c", np.full(4, 0.25), ms["GRR"])
+    with pytest.raises(ValueError, match="kind='multinomial'"):
+        models.set_measurement(model, "c", ms["OUE"])
+    with pytest.raises(ValueError, match="domain size"):
+        models.set_measurement(model, "c", oracle_measurements(d=5)["GRR"])
+    with pytest.raises(ValueError, match="not an ldp_likelihood"):
+        models.set_measurement(model, "x", ms["GRR"])
+
+
+# ---------------------------------------------------------------------------
+# Posteriors against exact quadrature
+# ---------------------------------------------------------------------------
+
+TINY_COUNTS = [210, 75, 15]
+
+
+def tiny(oracle_name: str):
+    oracle = bayesldp.oracles.make_oracle(oracle_name, 2.0, 3)
+    return oracle.simulate(TINY_COUNTS, np.random.default_rng(0))
+
+
+def assert_matches_exact(est, exact: ExactDirichletPosterior, subset):
+    """Posterior means and a 90% interval against the exact posterior, to Monte Carlo error.
+
+    Tolerances: 4 Monte Carlo standard errors (sd / sqrt(ESS_bulk) for means; for the
+    interval's ends, the binomial error sqrt(0.05 * 0.95 / ESS_tail) of the posterior
+    mass below each end), plus 0.002 for the quadrature and draws' rounding. Four
+    standard errors keep a correct sampler from failing by chance (about 1 in 16,000
+    per comparison) while a wrong posterior (e.g. a missing Jacobian, which moves the
+    means by ~0.05 here) fails.
+    """
+    import arviz as az
+
+    idata = est.inference_data
+    draws = idata.posterior["f"].values.reshape(-1, 3)
+    ess = az.ess(idata, var_names=["f"])["f"].values
+    mcse = draws.std(axis=0) / np.sqrt(ess)
+    np.testing.assert_array_less(np.abs(est.frequencies - exact.mean), 4 * mcse + 0.002)
+    sums = draws[:, subset].sum(axis=1)
+    ess_tail = float(az.ess(sums.reshape(idata.posterior.sizes["chain"], -1), method="tail"))
+    lo, hi = est.interval(subset, prob=0.9)
+    tol = 4 * math.sqrt(0.05 * 0.95 / ess_tail) + 0.002
+    assert exact.cdf(subset, lo) == pytest.approx(0.05, abs=tol)
+    assert exact.cdf(subset, hi) == pytest.approx(0.95, abs=tol)
+
+
+@pytest.mark.parametrize(
+    "oracle_name, kind",
+    [("OUE", "binomial"), pytest.param("GRR", "multinomial", marks=pytest.mark.slow)],
+)
+def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind):
+    m = tiny(oracle_name)
+    x, log_w = normal_grid(0.0, 2.0, -10.0, 4.5, 80)
+    exact = ExactDirichletPosterior(m, kind, [np.full(3, math.exp(v)) for v in x], log_w, 40)
+    assert exact.hyper_weights[[0, -1]].max() < 1e-5  # the grid holds the posterior of log a
+    est = quiet(models.bayes_dirichlet, m, draws=2000, tune=1000, sampler=SAMPLER, rng=3)
+    assert est.method == "bayes-dirichlet" and est.info["sampler"] == SAMPLER
+    assert est.info["divergences"] == 0
+    assert_matches_exact(est, exact, [2])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("oracle_name, kind", [("OUE", "binomial"), ("GRR", "multinomial")])
+def test_bayes_hier_matches_exact_posterior(oracle_name, kind):
+    m = tiny(oracle_name)
+    pts, log_w = hier_grid(0.0, 2.0, 1.0, -10.0, 4.5, 40)
+    alphas = [np.exp(np.array([p[0], p[0], p[1]])) for p in pts]
+    exact = ExactDirichletPosterior(m, kind, alphas, log_w, 40)
+    groups = {"pair": [0, 1], "single": [2]}
+    est = quiet(models.bayes_hier, m, groups=groups, draws=4000, tune=1000, sampler=SAMPLER, rng=4)
+    assert est.info["divergences"] <= 4
+    assert_matches_exact(est, exact, [0, 1])
+
+
+# ---------------------------------------------------------------------------
+# Simulation-based calibration
+# ---------------------------------------------------------------------------
+
+
+def sbc_ranks(fitter, prior_sampler, sims, d, n, rng, thin_to=99, **options):
+    """Ranks of the true frequencies among posterior draws (Talts et al. 2018)."""
+    oracle = bayesldp.OUE(1.0, d)
+    truths = prior_sampler(sims, rng)
+    ranks = []
+    for f in truths:
+        # data from the model itself: the composite likelihood's independent binomials
+        counts = checks.replicate_counts("binomial", f, n, oracle.p, oracle.q, rng)
+        m = bayesldp.Measurement.from_support_counts(counts, n, oracle.p, oracle.q, oracle="OUE")
+        est = quiet(fitter, m, rng=rng, sampler=SAMPLER, **options)
+        draws = est.uncertainty.sample(0, est.uncertainty.n_draws)
+        draws = draws[np.linspace(0, draws.shape[0] - 1, thin_to).astype(int)]
+        ranks.append((draws < f).sum(axis=0))
+    return np.array(ranks)  # (sims, d), each uniform on 0..thin_to
+
+
+def assert_uniform_ranks(ranks, thin_to=99, bins=5):
+    hist = np.histogram(ranks.ravel(), bins=bins, range=(0, thin_to + 1))[0]
+    chi2 = stats.chisquare(hist)
+    assert chi2.pvalue > 1e-3, hist
+
+
+def test_sbc_bayes_dirichlet_small():
+    from bayesldp.models.dirichlet import prior_sampler
+
+    rng = np.random.default_rng(7)
+    ranks = sbc_ranks(
+        models.bayes_dirichlet, prior_sampler((0.0, 2.0), 3), sims=20, d=3, n=200, rng=rng,
+        draws=300, tune=300,
+    )  # fmt: skip
+    assert_uniform_ranks(ranks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["dirichlet", "hier"])
+def test_sbc_ready_made_models(which):
+    from bayesldp.models.dirichlet import prior_sampler
+    from bayesldp.models.hierarchical import hier_prior_sampler
+
+    rng = np.random.default_rng(8)
+    if which == "dirichlet":
+        fitter, sampler = models.bayes_dirichlet, prior_sampler((0.0, 2.0), 4)
+        options = {}
+    else:
+        groups = {"a": [0, 1], "b": [2, 3]}
+        fitter = models.bayes_hier
+        sampler = hier_prior_sampler(np.array([0, 0, 1, 1]), (0.0, 2.0), 1.0)
+        options = {"groups": groups}
+    ranks = sbc_ranks(
+        fitter, sampler, sims=100, d=4, n=300, rng=rng, draws=500, tune=500, **options
+    )
+    assert_uniform_ranks(ranks, bins=10)
+
+
+def test_sbc_detects_a_wrong_posterior():
+    # the check can fail: ranks of draws from a posterior that is too narrow pile up
+    rng = np.random.default_rng(1)
+    truth = rng.normal(size=(200, 3))
+    draws = truth[:, None, :] * 0.0 + 0.3 * rng.normal(size=(200, 99, 3))
+    ranks = (draws < truth[:, None, :]).sum(axis=1)
+    with pytest.raises(AssertionError):
+        assert_uniform_ranks(ranks)
+
+
+# ---------------------------------------------------------------------------
+# fit(), reproducibility, checks and errors on one small fitted model
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def oue_fit():
+    m = tiny("OUE")
+    return m, quiet(models.bayes_dirichlet, m, draws=300, tune=300, sampler=SAMPLER, rng=5)
+
+
+def test_same_seed_same_result(oue_fit):
+    m, est = oue_fit
+    again = quiet(models.bayes_dirichlet, m, draws=300, tune=300, sampler=SAMPLER, rng=5)
+    np.testing.assert_array_equal(est.frequencies, again.frequencies)
+    other = quiet(models.bayes_dirichlet, m, draws=300, tune=300, sampler=SAMPLER, rng=6)
+    assert not np.array_equal(est.frequencies, other.frequencies)
+
+
+def test_estimate_carries_posterior(oue_fit):
+    _, est = oue_fit
+    assert est.is_consistent()
+    assert est.uncertainty.n_draws == 600
+    draws = est.uncertainty.sample(0, 600)
+    np.testing.assert_allclose(draws.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(est.frequencies, draws.mean(axis=0))
+    lo, hi = est.interval([0, 1], 0.9)
+    assert lo <= est.subset([0, 1]) <= hi
+    idx, _ = est.top_k(2)
+    assert list(idx) == [0, 1]
+    assert est.info["inference_data"] is est.inference_data
+    assert {"r_hat", "ess_bulk", "divergences", "sampler"} <= set(est.info)
+    assert {"log_a", "f"} <= set(est.info["r_hat"])
+
+
+def test_refit_on_new_measurement_uses_its_data(oue_fit):
+    # the cached model (and nutpie's compiled copy) must see the swapped-in counts
+    m, est = oue_fit
+    reversed_m = bayesldp.Measurement.from_support_counts(
+        m.support_counts[::-1], m.n, m.p, m.q, oracle="OUE"
+    )
+    other = quiet(models.bayes_dirichlet, reversed_m, draws=300, tune=300, sampler=SAMPLER, rng=5)
+    assert other.top_k(1)[0][0] == 2 and est.top_k(1)[0][0] == 0
+    np.testing.assert_allclose(other.frequencies[::-1], est.frequencies, atol=0.03)
+
+
+def test_custom_model_fit_with_pymc_sampler():
+    # the README's user model, fitted by PyMC's own NUTS (small settings)
+    m = tiny("GRR")
+    with pm.Model(coords={"item": range(m.domain_size)}) as model:
+        a = pm.Exponential("a", 1.0)
+        f = pm.Dirichlet("f", a * np.ones(m.domain_size), dims="item")
+        models.ldp_likelihood("counts", f, m)
+    est = quiet(models.fit, model, m, draws=200, tune=200, sampler="pymc", random_seed=1, cores=1)
+    assert est.info["sampler"] == "pymc" and est.info["likelihoods"] == {"counts": "multinomial"}
+    assert est.is_consistent()
+    again = quiet(models.fit, model, m, draws=200, tune=200, sampler="pymc", random_seed=1, cores=1)
+    np.testing.assert_array_equal(est.frequencies, again.frequencies)
+
+
+def test_posterior_predictive_check(oue_fit):
+    m, est = oue_fit
+    ppc = models.posterior_predictive_check(est, draws=400, rng=0)
+    assert ppc.counts.shape == (400, 3) and ppc.source == "posterior"
+    # recompute the item p-values by brute force from the replicated counts
+    expected = [
+        np.mean(ppc.counts[:, v] > m.support_counts[v])
+        + 0.5 * np.mean(ppc.counts[:, v] == m.support_counts[v])
+        for v in range(3)
+    ]
+    np.testing.assert_allclose(ppc.p_item, expected)
+    assert 0.01 < ppc.p_value < 0.99  # the data are typical of a model that fits
+    prior = models.prior_predictive_check(est, draws=300, rng=0)
+    assert prior.counts.shape == (300, 3) and prior.source == "prior"
+    assert np.all((prior.p_item >= 0) & (prior.p_item <= 1))
+
+
+def test_loo_pointwise_matches_arviz_and_per_user_brute_force(oue_fit):
+    import arviz as az
+
+    _, est = oue_fit
+    result = models.loo(est)
+    assert result.unit == "item"
+    f = est.inference_data.posterior["f"].values
+    m = est.measurement
+    ll = stats.binom.logpmf(m.support_counts, m.n, m.q + (m.p - m.q) * f)
+    idata = az.from_dict(posterior={"f": f}, log_likelihood={"counts": ll})
+    ref = az.loo(idata, pointwise=True, reff=1.0)
+    assert result.elpd == pytest.approx(float(ref.elpd_loo), rel=1e-8)
+    assert result.p_loo == pytest.approx(float(ref.p_loo), rel=1e-6)
+
+    # GRR: one point per user; the weighted per-item computation equals arviz on users
+    grr = bayesldp.GRR(2.0, 3).simulate([30, 12, 6], np.random.default_rng(2))
+    with pm.Model() as model:
+        models.ldp_likelihood("counts", np.full(3, 1 / 3), grr)
+    draws = np.random.default_rng(3).dirichlet([30, 12, 6], size=(2, 200))
+    fake = bayesldp.Estimate(
+        draws.mean(axis=(0, 1)), "x", grr, info={"model": model},
+        inference_data=az.from_dict(posterior={"counts_frequencies": draws}),
+    )  # fmt: skip
+    user = models.loo(fake)
+    assert user.unit == "user"
+    report = np.repeat(np.arange(3), grr.support_counts)
+    log_pi = np.log(grr.q + (grr.p - grr.q) * draws)[..., report]
+    brute = az.loo(az.from_dict(posterior={"f": draws}, log_likelihood={"u": log_pi}), reff=1.0)
+    assert user.elpd == pytest.approx(float(brute.elpd_loo), rel=1e-8)
+    assert user.se == pytest.approx(float(brute.se), rel=1e-6)
+
+
+def test_compare(oue_fit):
+    m, est = oue_fit
+    other = quiet(models.bayes_dirichlet, m, draws=300, tune=300, sampler=SAMPLER, rng=9)
+    table = models.compare({"seed5": est, "seed9": other})
+    assert list(table.columns[:4]) == ["elpd_loo", "se", "elpd_diff", "dse"]
+    assert table["elpd_diff"].iloc[0] == 0 and table["elpd_diff"].iloc[1] >= 0
+    # two runs of one model (300 draws, 3 items, Pareto k up to ~1): the same elpd
+    # within twice its standard error
+    assert table["elpd_diff"].iloc[1] < 2 * table["se"].max()
+    with pytest.raises(ValueError, match="at least two"):
+        models.compare({"dirichlet": est})
+
+
+@pytest.mark.slow
+def test_compare_dirichlet_and_hier(oue_fit):
+    m, est = oue_fit
+    hier = quiet(
+        models.bayes_hier, m, groups={"a": [0, 1], "b": [2]}, draws=300, tune=300,
+        sampler=SAMPLER, rng=1,
+    )  # fmt: skip
+    table = models.compare({"dirichlet": est, "hier": hier})
+    assert set(table.index) == {"dirichlet", "hier"} and (table["unit"] == "item").all()
+
+
+def test_bad_input_names_the_argument(oue_fit):
+    m, est = oue_fit
+    cases = [
+        ({"draws": 0}, "draws"),
+        ({"tune": -1}, "tune"),
+        ({"chains": 1.5}, "chains"),
+        ({"rng": "seed"}, "rng"),
+        ({"sampler": "stan"}, "sampler"),
+        ({"kind": "poisson"}, "kind"),
+        ({"concentration_prior": (0.0, -1.0)}, "concentration_prior"),
+    ]
+    for options, name in cases:
+        with pytest.raises(ValueError, match=name):
+            models.bayes_dirichlet(m, **options)
+    with pytest.raises(ValueError, match="groups"):
+        models.bayes_hier(m, groups={"a": [0, 1]})
+    with pytest.raises(ValueError, match="groups"):
+        models.bayes_hier(m, groups={"a": [0, 1, 2], "b": [2]})
+    with pytest.raises(ValueError, match="spread_prior"):
+        models.bayes_hier(m, spread_prior=0.0)
+    with pytest.raises(ValueError, match="m must be"):
+        models.bayes_dirichlet(m.estimates)
+    with pm.Model() as empty:
+        pm.Normal("x")
+    with pytest.raises(ValueError, match="no ldp_likelihood"):
+        models.fit(empty, m)
+    with pytest.raises(ValueError, match="var_name"):
+        models.fit(est.info["model"], m, var_name="g")
+    with pytest.raises(ValueError, match="random_seed"):
+        models.fit(est.info["model"], m, random_seed="x")
+    with pytest.raises(ValueError, match="measurement"):
+        models.fit(est.info["model"], m.estimates)
+
+
+def test_single_threaded_restores_environment(monkeypatch):
+    from bayesldp.models.fitting import single_threaded
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with single_threaded(1):
+        import os
+
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["OMP_NUM_THREADS"] == "1"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "7" and "OMP_NUM_THREADS" not in os.environ
+
+
+def test_custom_model_example_runs():
+    """NumPyro-style: the example script runs end to end as a subprocess, tiny arguments."""
+    cmd = [
+        sys.executable, str(ROOT / "experiments" / "custom_model.py"), "--d", "4", "--n", "300",
+        "--draws", "100", "--tune", "100", "--sampler", SAMPLER, "--seed", "1",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "posterior mean" in result.stdout
