@@ -57,7 +57,7 @@ def run_rep(args: argparse.Namespace, rep: int) -> list[dict]:
             ),
             "top10_mse": metrics.topk_mse(truth, est, 10),
         }
-        if est.draws is not None:
+        if est.uncertainty is not None:
             qrng = np.random.default_rng(query_seed + 1)
             for pct in (10, 50):
                 masks = metrics.random_subsets(args.d, pct, args.queries, qrng)
