@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 #: whitening covariance; sides are pushed out while the log target there is within
 #: EDGE_DROP nats of its maximum.
 BOX_SD = 6.0
-EDGE_DROP = 16.0
+EDGE_DROP = 12.0
 BOX_GROWTH = 1.6
 #: Chebyshev degrees tried in turn until the interpolation error is below MAX_ERROR nats.
 DEGREES = (16, 24, 32)
@@ -507,10 +507,10 @@ def tilt(problem: S.Problem, s: float, c: float, span: float | None = None):
     means sum to ``n`` (the saddle point of :func:`bayesldp.models.lomax.saddle_point`),
     and the items' posterior means and variances there.
     """
-    span = problem.span if span is None else min(float(span), problem.span)
-    mom = problem.moments(s, c, pad=problem.span)
+    span = S.TILT_SPAN * problem.sigma_c if span is None else float(span)
+    mom = problem.moments(s, c, pad=span)
     y, n = problem.y, problem.n
-    sad = S.saddle_point(problem, mom)
+    sad = S.saddle_point(problem, mom, span=span)
     shift = sad.shift
     if abs(shift) >= span:
         raise RuntimeError(

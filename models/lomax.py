@@ -78,9 +78,10 @@ def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
 
 
 WINDOW_SIGMA = 10.0  # node sums keep the cells within this many sigma of the node ...
-FULL_SUM_MARGIN = 30.0  # ... unless the kept mass is within exp(-W^2/2 + this) of what is left out
+FULL_SUM_MARGIN = 36.0  # ... unless what is left out may reach exp(-this) of what is kept
 BLOCK_SIGMA = 4.0  # nodes closer together than this many sigma share one window of cells
-TILT_SPAN = 12.0  # saddle-point shifts are searched within this many sigma
+TILT_SPAN = 12.0  # tilts of the posterior means are searched within this many sigma
+TARGET_SPAN = 4.0  # the log target's saddle point is searched within this many sigma
 #: P(sum x = n) is computed by exact (direct) convolution when ``d * (n + 1)`` and ``n``
 #: are at most these.
 EXACT_WORK = 100_000
@@ -92,10 +93,11 @@ def node_moments(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact log evidence, posterior mean and variance of a count observed at each point.
 
-    Sums over the quadrature cells. For speed each (sorted) point only sums the cells
-    within ``WINDOW_SIGMA`` noise standard deviations of it: the cells left out carry
-    at most :math:`e^{-W^2/2}` of the prior's mass times the kernel, so a point whose
-    kept sum is not far above that bound is summed over every cell instead.
+    Sums over the quadrature cells. For speed, points within ``BLOCK_SIGMA`` noise
+    standard deviations of each other sum the cells within ``WINDOW_SIGMA`` of them;
+    where the largest term left out, times the number of cells, could reach
+    :math:`e^{-36}` of the smallest kept sum (a steep prior with its mass far below
+    the point), the block sums every cell instead.
     """
     points = np.asarray(points, dtype=float)
     order = np.argsort(points, kind="stable")
@@ -106,7 +108,8 @@ def node_moments(
     mean = np.empty(pts.size)
     var = np.empty(pts.size)
     half = WINDOW_SIGMA * sigma_c
-    limit = -0.5 * WINDOW_SIGMA**2 + FULL_SUM_MARGIN
+    head_max = np.maximum.accumulate(log_mass)
+    tail_max = np.maximum.accumulate(log_mass[::-1])[::-1]
 
     def block(i0: int, i1: int, lo: int, hi: int) -> np.ndarray:
         xs = x[lo:hi]
@@ -130,8 +133,24 @@ def node_moments(
         lo = int(np.searchsorted(x, pts[i0] - half))
         hi = int(np.searchsorted(x, pts[i1 - 1] + half, side="right"))
         kept = block(i0, i1, lo, hi) if hi > lo else np.full(i1 - i0, -np.inf)
-        if (lo > 0 or hi < x.size) and np.any(kept < limit):
-            block(i0, i1, 0, x.size)  # the window may miss where the prior's mass is
+        # The largest term left out (the nearest node sees it largest), against the
+        # smallest kept sum: refine to every cell unless it is below by FULL_SUM_MARGIN.
+        floor = float(kept.min()) - FULL_SUM_MARGIN - math.log(x.size)
+        # a quick bound first (largest mass times the kernel at the nearest left-out cell)
+        out = -np.inf
+        if lo > 0:
+            out = max(out, head_max[lo - 1] - (x[lo - 1] - pts[i0]) ** 2 * inv)
+        if hi < x.size:
+            out = max(out, tail_max[hi] - (x[hi] - pts[i1 - 1]) ** 2 * inv)
+        if out > floor:
+            out = -np.inf
+            if lo > 0:
+                out = max(out, float((log_mass[:lo] - (x[:lo] - pts[i0]) ** 2 * inv).max()))
+            if hi < x.size:
+                tail = log_mass[hi:] - (x[hi:] - pts[i1 - 1]) ** 2 * inv
+                out = max(out, float(tail.max()))
+            if out > floor:
+                block(i0, i1, 0, x.size)
         i0 = i1
     log_ev -= math.log(sigma_c) + LOG_SQRT_2PI
     out = [np.empty_like(a) for a in (log_ev, mean, var)]
@@ -235,7 +254,8 @@ def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
 class Problem:
     """What the model conditions on: count estimates, noise, and the quadrature grid.
 
-    ``nodes`` cover the estimates widened by ``span`` (the saddle point's search range)
+    ``nodes`` cover the estimates widened by ``span`` (the log target's saddle point is
+    searched within it; beyond it the target is continued by a tilted normal term)
     and ``weights`` turn sums over items into sums over nodes
     (:func:`lagrange_weights`). ``exact`` says whether ``P(sum x = n)`` is computed by
     exact convolution over every count (``d * (n + 1) <= EXACT_WORK`` and ``n <= EXACT_MAX_N``).
@@ -260,7 +280,7 @@ class Problem:
         """
         y = np.asarray(y, dtype=float)
         sigma_c, n = float(sigma_c), int(n)
-        span = TILT_SPAN * sigma_c
+        span = TARGET_SPAN * sigma_c
         nodes = item_nodes(float(y.min()) - span, float(y.max()) + span, sigma_c)
         if exact is None:
             exact = y.size * (n + 1) <= EXACT_WORK and n <= EXACT_MAX_N
@@ -296,7 +316,7 @@ class Saddle:
     var: float
 
 
-def saddle_point(problem: Problem, mom: ItemMoments) -> Saddle:
+def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) -> Saddle:
     """Saddle-point approximation to the log target (see :func:`log_target`).
 
     Tilting every item's posterior by :math:`e^{\\lambda x}` is evaluating it at the
@@ -306,18 +326,22 @@ def saddle_point(problem: Problem, mom: ItemMoments) -> Saddle:
     + d\\,\\delta^2 / 2\\sigma_c^2`, with :math:`A` the log evidence. The shift solves
     :math:`K'(\\lambda) = n` (searched within ``problem.span``; beyond it the normal
     approximation of the distribution tilted to the end of the range is used, which
-    is continuous with the saddle point).
+    is continuous with the saddle point). ``span`` (``problem.span`` by default) must
+    not exceed what ``mom`` covers.
     """
     w, nodes, sc, n = problem.weights, problem.nodes, problem.sigma_c, problem.n
     active = w != 0
     wa, na = w[active], nodes[active]
 
+    # at shift 0 on the problem's own nodes the exact node values are used
+    own = mom.nodes is nodes or (mom.nodes.shape == nodes.shape and np.all(mom.nodes == nodes))
+
     def total_mean(shift: float) -> float:
-        if shift == 0.0:
+        if shift == 0.0 and own:
             return float(wa @ mom.node_mean[active])
         return float(wa @ np.exp(mom._log_mean(na + shift)))
 
-    span = problem.span
+    span = problem.span if span is None else float(span)
     lo, hi = total_mean(-span) - n, total_mean(span) - n
     if lo > 0:
         shift = -span
@@ -327,7 +351,7 @@ def saddle_point(problem: Problem, mom: ItemMoments) -> Saddle:
         shift = optimize.brentq(
             lambda h: total_mean(h) - n, -span, span, xtol=1e-10 * sc, rtol=1e-14
         )
-    if shift == 0.0:
+    if shift == 0.0 and own:
         at_nodes = (mom.node_log_ev, mom.node_mean, mom.node_var)
         a, mean, var = (float(wa @ v[active]) for v in at_nodes)
     else:
