@@ -518,14 +518,17 @@ def tilt(problem: S.Problem, s: float, c: float, span: float | None = None):
             "sum to n; the shifted power-law prior does not fit these data"
         )
 
-    def excess(h: float) -> float:
-        return float(mom.mean(y + h).sum() - n)
-
-    # polish on the items themselves (the saddle point sums over nodes)
-    lo, hi = shift - 0.01 * problem.sigma_c, shift + 0.01 * problem.sigma_c
-    if excess(lo) < 0 < excess(hi):
-        shift = optimize.brentq(excess, lo, hi, xtol=1e-9 * problem.sigma_c)
-    return shift, mom.mean(y + shift), mom.variance(y + shift)
+    # polish on the items themselves (the saddle point sums over nodes): Newton steps,
+    # d(sum of means)/d(shift) being the sum of variances over sigma_c^2
+    mean, var = mom.mean(y + shift), mom.variance(y + shift)
+    for _ in range(8):
+        excess = float(mean.sum()) - n
+        if abs(excess) <= 1e-10 * n:
+            break
+        step = -excess * problem.sigma_c**2 / float(var.sum())
+        shift = float(np.clip(shift + step, -span, span))
+        mean, var = mom.mean(y + shift), mom.variance(y + shift)
+    return shift, mean, var
 
 
 def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
@@ -624,8 +627,8 @@ def bayes_consistent(
         Show PyMC's progress bar.
     exponent_points : int, optional
         Posterior draws of ``(s, c)`` at which the item posteriors given the total are
-        computed (evenly spread over the sorted draws of ``s``). By default 8, or 64 on
-        problems small enough for exact conditioning.
+        computed (evenly spread over the sorted draws of ``s``). By default 8, or up to
+        64 on problems small enough for exact conditioning (fewer as ``d n`` grows).
     n_draws : int
         Posterior draws of the frequencies behind :meth:`Estimate.interval`, generated
         on demand (``Estimate.uncertainty``).
@@ -659,7 +662,11 @@ def bayes_consistent(
         start = time.perf_counter()
         problem = post.problem
         if exponent_points is None:
-            exponent_points = EXACT_EXPONENT_POINTS if problem.exact else EXPONENT_POINTS
+            exponent_points = EXPONENT_POINTS
+            if problem.exact:  # each point holds two (d, n + 1) tables: ~32 MB at most
+                work = problem.d * (problem.n + 1)
+                points = min(2_000_000 // work, EXACT_EXPONENT_POINTS)
+                exponent_points = max(points, EXPONENT_POINTS)
         picks = _picks(post, min(exponent_points, post.s.size))
         draw_seed = int(rng.integers(2**63 - 1))
         info = dict(post.info)

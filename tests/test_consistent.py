@@ -400,3 +400,30 @@ def test_saddle_point_far_closer_than_normal_approximation(rng):
     exact = brute_target(m, 2.6, -1.0)
     assert abs(normal - exact) > 10
     assert abs(S.log_target(problem, 2.6, -1.0) - exact) < 0.03
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_us_cities_scale_not_at_a_bound(eps):
+    """US city populations (smallest items ~480 users): no pile-up at a bound of c or s.
+
+    With the bound c <= 1e4 and the normal term for the total, 60 of 61 fits warned.
+    """
+    from bayesldp import datasets
+
+    data = datasets.us_cities()
+    m = bayesldp.OUE(eps, data.d).simulate(data.counts, np.random.default_rng(1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = bayesldp.postprocess(m, "bayes-consistent", rng=1)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert not any("piles up" in msg for msg in messages), messages
+    lo, hi = np.log(est.info["c_bounds"])
+    log_c = est.inference_data.posterior["log_c"].values.ravel()
+    assert (
+        lo + 0.1 * (hi - lo)
+        < np.quantile(log_c, 0.01)
+        < np.quantile(log_c, 0.99)
+        < hi - 0.1 * (hi - lo)
+    )
+    assert est.info["c_bounds"] == (0.01, float(m.n))
