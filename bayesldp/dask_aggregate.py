@@ -41,6 +41,7 @@ from bayesldp.oracles import (
 __all__ = [
     "METADATA_KEY",
     "aggregate_parquet",
+    "file_counts",
     "oracle_from_files",
     "read_layout",
     "read_reports",
@@ -72,10 +73,6 @@ def _check_oracle(oracle) -> FrequencyOracle:
     return oracle
 
 
-def _columns(oracle: FrequencyOracle, column: str | Sequence[str] | None) -> tuple[str, ...]:
-    return oracle.arrow_column_names(column)
-
-
 def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray):
     """Encode an oracle's reports as a :class:`pyarrow.Table` (``oracle.to_arrow``)."""
     _require("pyarrow")
@@ -99,11 +96,32 @@ def _open(path: str):
         raise ValueError(f"{path}: not a readable Parquet file ({err})") from err
 
 
-def _file_counts(
-    path: str, oracle: FrequencyOracle, columns: tuple[str, ...], batch_size: int | None
+def file_counts(
+    path: str,
+    oracle: FrequencyOracle,
+    columns: str | Sequence[str] | None = None,
+    batch_size: int | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Support counts and number of reports of one Parquet file (one Dask task)."""
+    """Support counts and number of reports of one Parquet file (one Dask task).
+
+    Parameters
+    ----------
+    path : str
+        A Parquet file written with ``oracle``'s wire format.
+    oracle : FrequencyOracle
+        The oracle whose parameters the file must carry.
+    columns : str or sequence of str, optional
+        Report column(s); default ``oracle.arrow_columns``.
+    batch_size : int, optional
+        Rows per batch read; default enough rows for ``CHUNK_CELLS`` report values.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, int)
+        The ``int64`` support counts and the number of reports.
+    """
     pa = _require("pyarrow")
+    columns = oracle.arrow_column_names(columns)
     pf = _open(path)
     oracle.check_parameters(read_arrow_parameters(pf.schema_arrow), source=path)
     missing = [c for c in columns if c not in pf.schema_arrow.names]
@@ -223,7 +241,7 @@ def aggregate_parquet(
     from dask import delayed
 
     _check_oracle(oracle)
-    columns = _columns(oracle, column)
+    columns = oracle.arrow_column_names(column)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
     ):
@@ -232,7 +250,7 @@ def aggregate_parquet(
         raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
     paths = _resolve_paths(paths_or_glob)
     oracle.check_parameters(read_arrow_parameters(_open(paths[0]).schema_arrow), paths[0])
-    leaves = [delayed(_file_counts, pure=True)(p, oracle, columns, batch_size) for p in paths]
+    leaves = [delayed(file_counts, pure=True)(p, oracle, columns, batch_size) for p in paths]
     total = _tree_sum(leaves, split_every)
     kwargs = {} if scheduler is None else {"scheduler": scheduler}
     ((counts, n),) = dask.compute(total, **kwargs)

@@ -143,11 +143,8 @@ def run(args: argparse.Namespace) -> dict:
         if not args.no_baseline:
             t0 = time.perf_counter()
             counts = np.zeros(args.d, dtype=np.int64)
-            cols = dask_aggregate._columns(oracle, None)
             for f in files:
-                c, _ = dask_aggregate._file_counts(
-                    str(f), oracle, cols, dask_aggregate.DEFAULT_BATCH
-                )
+                c, _ = dask_aggregate.file_counts(str(f), oracle)
                 counts += c
             base_s = time.perf_counter() - t0
             identical = bool(np.array_equal(counts, m.support_counts))

@@ -47,6 +47,11 @@ class ChebyshevLikelihood:
         Number of users.
     max_error : float
         Largest interpolation error found at off-node check points.
+    nodes, node_weights, node_coef : numpy.ndarray, optional
+        With many items: estimates ``nodes`` (``bayesldp.calibrate.spline_nodes``), the
+        weights with which sums of smooth functions over the items become sums over the
+        nodes (:func:`bayesldp.models.lomax.lagrange_weights`) and the coefficients of
+        :math:`A` at each node, shape ``(J, K)``.
     """
 
     coef: np.ndarray
@@ -57,6 +62,9 @@ class ChebyshevLikelihood:
     sigma_c: float
     n: int
     max_error: float
+    nodes: np.ndarray | None = None
+    node_weights: np.ndarray | None = None
+    node_coef: np.ndarray | None = None
 
     def to_unit(self, s):
         """Map ``s`` in ``[lo, hi]`` to ``t`` in ``[-1, 1]``."""
@@ -79,6 +87,10 @@ def _exact_log_evidence(y: np.ndarray, s: float, sigma_c: float, n: int) -> np.n
     return P.PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
 
 
+#: Items are summed through node weights when there are more than this many per node.
+NODE_RATIO = 2.0
+
+
 def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLikelihood:
     """Tabulate :math:`A_v(s)` at Chebyshev points and fit the series.
 
@@ -98,7 +110,14 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
     k = np.arange(degree)
     t_nodes = np.cos(np.pi * (k + 0.5) / degree)  # Chebyshev points of the first kind
     s_nodes = lo + (t_nodes + 1) * (hi - lo) / 2
-    table = [_exact_log_evidence(y, s, sigma_c, m.n) for s in s_nodes]
+    nodes = P.spline_nodes(float(y.min()), float(y.max()), sigma_c)
+    use_nodes = y.size > NODE_RATIO * nodes.size
+    table, node_table = [], []
+    for s in s_nodes:
+        grid = P.PosteriorGrid(s, sigma_c, m.n, float(y.min()), float(y.max()))
+        table.append(grid.log_evidence(y))
+        if use_nodes:
+            node_table.append(grid.log_evidence(nodes))
     coef = C.chebfit(t_nodes, np.asarray(table), degree - 1).T  # (d, K)
     log_h = C.chebfit(t_nodes, [math.log(P.power_sum(s, m.n)) for s in s_nodes], degree - 1)
     # Check the interpolation between the nodes, on a few items.
@@ -109,7 +128,17 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
         exact = _exact_log_evidence(y[probe], s, sigma_c, m.n)
         err = max(err, float(np.abs(exact - C.chebval(t, coef[probe].T)).max()))
         err = max(err, abs(math.log(P.power_sum(s, m.n)) - C.chebval(t, log_h)))
-    return ChebyshevLikelihood(coef, log_h, lo, hi, y, sigma_c, m.n, err)
+    node_weights = node_coef = None
+    if use_nodes:
+        from bayesldp.models.lomax import lagrange_weights
+
+        node_weights = lagrange_weights(y, nodes)
+        node_coef = C.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
+    else:
+        nodes = None
+    return ChebyshevLikelihood(
+        coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes, node_weights, node_coef
+    )
 
 
 def chebyshev_basis_tensor(t, degree: int):

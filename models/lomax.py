@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.polynomial import chebyshev as C
+from scipy import optimize
 from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
@@ -76,6 +77,93 @@ def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
     return lm - logsumexp(lm)
 
 
+WINDOW_SIGMA = 10.0  # node sums keep the cells within this many sigma of the node ...
+FULL_SUM_MARGIN = 36.0  # ... unless what is left out may reach exp(-this) of what is kept
+BLOCK_SIGMA = 4.0  # nodes closer together than this many sigma share one window of cells
+TILT_SPAN = 12.0  # tilts of the posterior means are searched within this many sigma
+TARGET_SPAN = 4.0  # the log target's saddle point is searched within this many sigma
+#: P(sum x = n) is computed by exact (direct) convolution when ``d * (n + 1)`` and ``n``
+#: are at most these.
+EXACT_WORK = 100_000
+EXACT_MAX_N = 2_000
+
+
+def node_moments(
+    grid: CountGrid, log_mass: np.ndarray, sigma_c: float, points: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact log evidence, posterior mean and variance of a count observed at each point.
+
+    Sums over the quadrature cells. For speed, points within ``BLOCK_SIGMA`` noise
+    standard deviations of each other sum the cells within ``WINDOW_SIGMA`` of them;
+    where the largest term left out, times the number of cells, could reach
+    :math:`e^{-36}` of the smallest kept sum (a steep prior with its mass far below
+    the point), the block sums every cell instead.
+    """
+    points = np.asarray(points, dtype=float)
+    order = np.argsort(points, kind="stable")
+    pts = points[order]
+    x = grid.x
+    inv = 0.5 / sigma_c**2
+    log_ev = np.empty(pts.size)
+    mean = np.empty(pts.size)
+    var = np.empty(pts.size)
+    half = WINDOW_SIGMA * sigma_c
+    head_max = np.maximum.accumulate(log_mass)
+    tail_max = np.maximum.accumulate(log_mass[::-1])[::-1]
+
+    def block(i0: int, i1: int, lo: int, hi: int) -> np.ndarray:
+        xs = x[lo:hi]
+        lw = log_mass[None, lo:hi] - (xs[None, :] - pts[i0:i1, None]) ** 2 * inv
+        top = lw.max(axis=1, keepdims=True)
+        w = np.exp(lw - top)
+        z = w.sum(axis=1)
+        mu = (w @ xs) / z
+        v = (w @ (xs * xs)) / z - mu**2
+        bad = v < 1e-6 * mu**2
+        if np.any(bad):
+            v[bad] = (w[bad] * (xs[None, :] - mu[bad, None]) ** 2).sum(axis=1) / z[bad]
+        log_ev[i0:i1] = np.log(z) + top[:, 0]
+        mean[i0:i1], var[i0:i1] = mu, v
+        return log_ev[i0:i1]
+
+    i0 = 0
+    while i0 < pts.size:
+        i1 = int(np.searchsorted(pts, pts[i0] + BLOCK_SIGMA * sigma_c, side="right"))
+        i1 = max(i1, i0 + 1)
+        lo = int(np.searchsorted(x, pts[i0] - half))
+        hi = int(np.searchsorted(x, pts[i1 - 1] + half, side="right"))
+        kept = block(i0, i1, lo, hi) if hi > lo else np.full(i1 - i0, -np.inf)
+        # The largest term left out (the nearest node sees it largest), against the
+        # smallest kept sum: refine to every cell unless it is below by FULL_SUM_MARGIN.
+        floor = float(kept.min()) - FULL_SUM_MARGIN - math.log(x.size)
+        # a quick bound first (largest mass times the kernel at the nearest left-out cell)
+        out = -np.inf
+        if lo > 0:
+            out = max(out, head_max[lo - 1] - (x[lo - 1] - pts[i0]) ** 2 * inv)
+        if hi < x.size:
+            out = max(out, tail_max[hi] - (x[hi] - pts[i1 - 1]) ** 2 * inv)
+        if out > floor:
+            out = -np.inf
+            if lo > 0:
+                out = max(out, float((log_mass[:lo] - (x[:lo] - pts[i0]) ** 2 * inv).max()))
+            if hi < x.size:
+                tail = log_mass[hi:] - (x[hi:] - pts[i1 - 1]) ** 2 * inv
+                out = max(out, float(tail.max()))
+            if out > floor:
+                block(i0, i1, 0, x.size)
+        i0 = i1
+    log_ev -= math.log(sigma_c) + LOG_SQRT_2PI
+    out = [np.empty_like(a) for a in (log_ev, mean, var)]
+    for o, a in zip(out, (log_ev, mean, var), strict=True):
+        o[order] = a
+    return out[0], out[1], out[2]
+
+
+def item_nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
+    """Interpolation nodes for the item quantities over ``[y_min, y_max]``."""
+    return spline_nodes(y_min, y_max, sigma_c, NODES_PER_SIGMA, KNEE_SIGMA, NODE_GROWTH)
+
+
 class ItemMoments:
     """Per-item log evidence and posterior moments under one prior, as splines in ``y``.
 
@@ -89,25 +177,28 @@ class ItemMoments:
         Noise standard deviation in counts.
     y_min, y_max : float
         Range of (possibly shifted) count estimates to cover.
+    nodes : numpy.ndarray, optional
+        The interpolation nodes (:func:`item_nodes` over the range by default).
+
+    Attributes
+    ----------
+    nodes, node_log_ev, node_mean, node_var : numpy.ndarray
+        The nodes and the exact values there.
     """
 
     def __init__(
-        self, grid: CountGrid, log_mass: np.ndarray, sigma_c: float, y_min: float, y_max: float
+        self,
+        grid: CountGrid,
+        log_mass: np.ndarray,
+        sigma_c: float,
+        y_min: float,
+        y_max: float,
+        nodes: np.ndarray | None = None,
     ) -> None:
-        self.nodes = spline_nodes(y_min, y_max, sigma_c, NODES_PER_SIGMA, KNEE_SIGMA, NODE_GROWTH)
+        self.nodes = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
         self.lo, self.hi = float(self.nodes[0]), float(self.nodes[-1])
-        x = grid.x
-        lw = log_mass[None, :] - (x[None, :] - self.nodes[:, None]) ** 2 / (2 * sigma_c**2)
-        top = lw.max(axis=1, keepdims=True)
-        w = np.exp(lw - top)
-        z = w.sum(axis=1)
-        log_ev = np.log(z) + top[:, 0] - math.log(sigma_c) - LOG_SQRT_2PI
-        mean = (w @ x) / z
-        var = (w @ (x * x)) / z - mean**2
-        # recompute the variance around the mean where cancellation would cost digits
-        bad = var < 1e-6 * mean**2
-        if np.any(bad):
-            var[bad] = (w[bad] * (x[None, :] - mean[bad, None]) ** 2).sum(axis=1) / z[bad]
+        log_ev, mean, var = node_moments(grid, log_mass, sigma_c, self.nodes)
+        self.node_log_ev, self.node_mean, self.node_var = log_ev, mean, var
         tiny = 1e-300
         self._log_ev = CubicSpline(self.nodes, log_ev)
         self._log_mean = CubicSpline(self.nodes, np.log(np.maximum(mean, tiny)))
@@ -139,36 +230,282 @@ class ItemMoments:
         return np.exp(self._log_var(y))
 
 
+def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Weights ``W`` with ``sum_v f(y_v) = W @ f(nodes)`` for cubics, accurate for smooth f.
+
+    Each ``y_v`` spreads its unit weight over the four nodes around it with the cubic
+    Lagrange basis, so the sum over items of a function smooth on the nodes' scale
+    costs one dot product with its values at the nodes, whatever ``d``.
+    """
+    y = np.asarray(y, dtype=float)
+    if nodes.size < 4:
+        raise ValueError("need at least 4 nodes")
+    i = np.clip(np.searchsorted(nodes, y) - 2, 0, nodes.size - 4)
+    pts = nodes[i[:, None] + np.arange(4)[None, :]]  # (d, 4)
+    w = np.ones((y.size, 4))
+    for k in range(4):
+        for j in range(4):
+            if j != k:
+                w[:, k] *= (y - pts[:, j]) / (pts[:, k] - pts[:, j])
+    return np.bincount((i[:, None] + np.arange(4)).ravel(), w.ravel(), minlength=nodes.size)
+
+
 @dataclass(frozen=True)
 class Problem:
-    """What the model conditions on: count estimates, noise, and the quadrature grid."""
+    """What the model conditions on: count estimates, noise, and the quadrature grid.
+
+    ``nodes`` cover the estimates widened by ``span`` (the log target's saddle point is
+    searched within it; beyond it the target is continued by a tilted normal term)
+    and ``weights`` turn sums over items into sums over nodes
+    (:func:`lagrange_weights`). ``exact`` says whether ``P(sum x = n)`` is computed by
+    exact convolution over every count (``d * (n + 1) <= EXACT_WORK`` and ``n <= EXACT_MAX_N``).
+    """
 
     y: np.ndarray
     sigma_c: float
     n: int
     grid: CountGrid
+    nodes: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    span: float = 0.0
+    exact: bool = False
 
     @classmethod
-    def from_counts(cls, y: np.ndarray, sigma_c: float, n: int) -> Problem:
-        return cls(np.asarray(y, dtype=float), float(sigma_c), int(n), CountGrid.build(n, sigma_c))
+    def from_counts(
+        cls, y: np.ndarray, sigma_c: float, n: int, exact: bool | None = None
+    ) -> Problem:
+        """Set up the grid, nodes and weights for count estimates ``y``.
+
+        ``exact=None`` chooses exact convolution for small problems (see above).
+        """
+        y = np.asarray(y, dtype=float)
+        sigma_c, n = float(sigma_c), int(n)
+        span = TARGET_SPAN * sigma_c
+        nodes = item_nodes(float(y.min()) - span, float(y.max()) + span, sigma_c)
+        if exact is None:
+            exact = y.size * (n + 1) <= EXACT_WORK and n <= EXACT_MAX_N
+        return cls(
+            y, sigma_c, n, CountGrid.build(n, sigma_c), nodes, lagrange_weights(y, nodes),
+            span, bool(exact),
+        )  # fmt: skip
+
+    @property
+    def d(self) -> int:
+        """Number of items."""
+        return int(self.y.size)
 
     def moments(self, s: float, c: float, pad: float = 0.0) -> ItemMoments:
-        """Item splines for prior ``(s, c)`` covering ``y`` widened by ``pad`` counts."""
+        """Item splines for prior ``(s, c)`` covering ``y`` widened by ``pad`` counts.
+
+        With ``pad <= span`` the problem's own nodes are used (they cover ``span``).
+        """
         lm = log_prior_mass(self.grid, s, c)
-        return ItemMoments(
-            self.grid, lm, self.sigma_c, float(self.y.min()) - pad, float(self.y.max()) + pad
+        lo, hi = float(self.y.min()) - pad, float(self.y.max()) + pad
+        if self.nodes is not None and pad <= self.span:
+            return ItemMoments(self.grid, lm, self.sigma_c, lo, hi, nodes=self.nodes)
+        return ItemMoments(self.grid, lm, self.sigma_c, lo, hi)
+
+
+@dataclass(frozen=True)
+class Saddle:
+    """The saddle point of the total: shift, log target and the total's tilted moments."""
+
+    shift: float
+    log_target: float
+    mean: float
+    var: float
+
+
+def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) -> Saddle:
+    """Saddle-point approximation to the log target (see :func:`log_target`).
+
+    Tilting every item's posterior by :math:`e^{\\lambda x}` is evaluating it at the
+    shifted estimate :math:`y_v + \\delta`, :math:`\\delta = \\lambda\\sigma_c^2`, so the
+    cumulant generating function of the total is
+    :math:`K(\\lambda) = \\sum_v [A(y_v + \\delta) - A(y_v)] + \\lambda \\sum_v y_v
+    + d\\,\\delta^2 / 2\\sigma_c^2`, with :math:`A` the log evidence. The shift solves
+    :math:`K'(\\lambda) = n` (searched within ``problem.span``; beyond it the normal
+    approximation of the distribution tilted to the end of the range is used, which
+    is continuous with the saddle point). ``span`` (``problem.span`` by default) must
+    not exceed what ``mom`` covers.
+    """
+    w, nodes, sc, n = problem.weights, problem.nodes, problem.sigma_c, problem.n
+    active = w != 0
+    wa, na = w[active], nodes[active]
+
+    # at shift 0 on the problem's own nodes the exact node values are used
+    own = mom.nodes is nodes or (mom.nodes.shape == nodes.shape and np.all(mom.nodes == nodes))
+
+    def total_mean(shift: float) -> float:
+        if shift == 0.0 and own:
+            return float(wa @ mom.node_mean[active])
+        return float(wa @ np.exp(mom._log_mean(na + shift)))
+
+    span = problem.span if span is None else float(span)
+    lo, hi = total_mean(-span) - n, total_mean(span) - n
+    if lo > 0:
+        shift = -span
+    elif hi < 0:
+        shift = span
+    else:
+        shift = optimize.brentq(
+            lambda h: total_mean(h) - n, -span, span, xtol=1e-10 * sc, rtol=1e-14
         )
+    if shift == 0.0 and own:
+        at_nodes = (mom.node_log_ev, mom.node_mean, mom.node_var)
+        a, mean, var = (float(wa @ v[active]) for v in at_nodes)
+    else:
+        z = na + shift
+        a = float(wa @ mom._log_ev(z))
+        mean = float(wa @ np.exp(mom._log_mean(z)))
+        var = float(wa @ np.exp(mom._log_var(z)))
+    lam = shift / sc**2
+    value = (
+        a + lam * (float(problem.y.sum()) - n) + problem.d * shift**2 / (2 * sc**2)
+        - 0.5 * math.log(2 * math.pi * var) - 0.5 * (n - mean) ** 2 / var
+    )  # fmt: skip
+    return Saddle(float(shift), float(value), mean, var)
 
 
 def summaries(problem: Problem, s: float, log_c: float) -> tuple[float, float, float]:
     """Total log evidence ``T``, and mean ``M`` and variance ``V`` of the total count."""
     mom = problem.moments(s, math.exp(log_c))
-    y = problem.y
+    w = problem.weights
     return (
-        float(mom.log_evidence(y).sum()),
-        float(mom.mean(y).sum()),
-        float(mom.variance(y).sum()),
+        float(w @ mom.node_log_ev),
+        float(w @ mom.node_mean),
+        float(w @ mom.node_var),
     )
+
+
+class ExactTotal:
+    """The item posteriors over every count ``0..n`` and their sum, exactly (small cases).
+
+    Each item's posterior is tilted by :math:`e^{\\lambda x}` so that the tilted means
+    add up to ``n`` (which changes nothing once the total is conditioned on, and keeps
+    :math:`P(\\sum x = n)` in the bulk of the tilted sum's law, where convolution is
+    accurate), then the items are convolved one by one, truncated at ``n``.
+
+    Attributes
+    ----------
+    log_evidence : numpy.ndarray
+        Per item, :math:`\\log p(y_v \\mid s, c)`.
+    log_total : float
+        :math:`\\log P(\\sum_v x_v = n \\mid y, s, c)` under the items' posteriors.
+    q : numpy.ndarray
+        Tilted item posteriors, shape ``(d, n + 1)``, rows summing to 1.
+    suffix : numpy.ndarray
+        ``suffix[v]`` is the (rescaled) law of :math:`x_v + \\dots + x_{d-1}` on ``0..n``;
+        ``suffix[d]`` is a point mass at 0.
+    """
+
+    def __init__(self, y: np.ndarray, sigma_c: float, n: int, s: float, c: float) -> None:
+        x = np.arange(n + 1, dtype=float)
+        lp = -s * np.log1p(x / c)
+        lp -= logsumexp(lp)
+        lw = lp[None, :] - (x[None, :] - y[:, None]) ** 2 / (2 * sigma_c**2)
+        lw -= math.log(sigma_c) + LOG_SQRT_2PI
+        self.log_evidence = logsumexp(lw, axis=1)
+        log_post = lw - self.log_evidence[:, None]
+        d = y.size
+
+        def tilted(lam: float) -> tuple[np.ndarray, np.ndarray]:
+            t = log_post + lam * x[None, :]
+            log_z = logsumexp(t, axis=1)
+            return np.exp(t - log_z[:, None]), log_z
+
+        lam = 0.0
+        if d > 1:
+            lam = _solve_tilt(tilted, x, n, 1.0 / max(sigma_c, 1.0))
+        q, log_z = tilted(lam)
+        self.q, self.lam = q, lam
+        suffix = np.zeros((d + 1, n + 1))
+        suffix[d, 0] = 1.0
+        log_scale = 0.0
+        for v in range(d - 1, -1, -1):
+            # direct convolution: sums of positive products, accurate over any range
+            row = np.convolve(suffix[v + 1], q[v])[: n + 1]
+            top = row.max()
+            suffix[v] = row / top
+            log_scale += math.log(top)
+        self.suffix = suffix
+        p_n = suffix[0, n]
+        self.log_total = (
+            math.log(p_n) + log_scale + float(log_z.sum()) - lam * n if p_n > 0 else -math.inf
+        )
+
+    def means(self) -> np.ndarray:
+        """:math:`E[x_v \\mid y, \\sum x = n]` for every item."""
+        q, suffix = self.q, self.suffix
+        d, n1 = q.shape
+        n = n1 - 1
+        k = np.arange(n1)
+        prefix = np.zeros(n1)
+        prefix[0] = 1.0
+        out = np.empty(d)
+        for v in range(d):
+            others = np.convolve(prefix, suffix[v + 1])[:n1]
+            w = q[v] * others[n - k]
+            out[v] = (w @ k) / w.sum()
+            prefix = np.convolve(prefix, q[v])[:n1]
+            prefix /= prefix.max()
+        return out
+
+    def sample(self, u: np.ndarray) -> np.ndarray:
+        """Count vectors summing to ``n`` drawn exactly from the conditioned posterior.
+
+        ``u`` holds uniforms of shape ``(rows, d)``; item ``v`` is drawn given the
+        items before it, from :math:`q_v(k)\\,\\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
+        users left.
+        """
+        q, suffix = self.q, self.suffix
+        d, n1 = q.shape
+        rows = u.shape[0]
+        left = np.full(rows, n1 - 1)
+        out = np.empty((rows, d))
+        k = np.arange(n1)
+        for v in range(d):
+            idx = left[:, None] - k[None, :]
+            w = np.where(idx >= 0, q[v][None, :] * suffix[v + 1][np.maximum(idx, 0)], 0.0)
+            cdf = np.cumsum(w, axis=1)
+            pick = (cdf < u[:, v : v + 1] * cdf[:, -1:]).sum(axis=1)
+            pick = np.minimum(pick, left)
+            out[:, v] = pick
+            left = left - pick
+        return out
+
+
+def _solve_tilt(tilted, x: np.ndarray, n: int, scale: float) -> float:
+    """The tilt whose item means add up to ``n``: Newton steps inside a bracket.
+
+    The bracket is grown geometrically from ``scale`` until it holds the root, and a
+    Newton step that leaves it (or every third step) is replaced by bisection.
+    """
+    lam, lo, hi, step = 0.0, -math.inf, math.inf, scale
+    for it in range(400):
+        p, _ = tilted(lam)
+        mean_each = p @ x
+        f = float(mean_each.sum()) - n
+        var = float((p @ (x * x) - mean_each**2).sum())
+        if abs(f) <= 1e-10 * max(1.0, math.sqrt(max(var, 0.0))):
+            return lam
+        if f < 0:
+            lo = lam
+        else:
+            hi = lam
+        newton = lam - f / var if var > 0 else math.nan
+        if math.isfinite(lo) and math.isfinite(hi):
+            if hi - lo <= 1e-15 * max(1.0, abs(lam)):
+                return lam
+            bisect = 0.5 * (lo + hi)
+            new = newton if lo < newton < hi and it % 3 != 2 else bisect
+        else:
+            new = lam + (step if f < 0 else -step)
+            step *= 2.0
+            if lo < newton < hi and abs(newton - lam) < abs(new - lam):
+                new = newton
+        lam = new
+    return lam
 
 
 def log_target(problem: Problem, s: float, log_c: float) -> float:
@@ -177,13 +514,17 @@ def log_target(problem: Problem, s: float, log_c: float) -> float:
     .. math::
 
         G(s, c) = \\sum_v \\log p(y_v \\mid s, c)
-            + \\log \\mathcal N\\big(n;\\, M(s, c),\\, V(s, c)\\big)
+            + \\log P\\big(\\textstyle\\sum_v x_v = n \\mid y, s, c\\big)
 
-    The second term is the normal (central-limit) approximation to the probability
-    that counts drawn from the items' posteriors add up to ``n``.
+    The second term is the probability that counts drawn from the items' posteriors add
+    up to ``n``: exact (convolution over every count, :class:`ExactTotal`) when
+    ``problem.exact``, otherwise the saddle-point approximation
+    (:func:`saddle_point`), whose relative error is :math:`O(1/d)`.
     """
-    t, m, v = summaries(problem, s, log_c)
-    return t - 0.5 * (problem.n - m) ** 2 / v - 0.5 * math.log(2 * math.pi * v)
+    if problem.exact:
+        ex = ExactTotal(problem.y, problem.sigma_c, problem.n, s, math.exp(log_c))
+        return float(ex.log_evidence.sum() + ex.log_total)
+    return saddle_point(problem, problem.moments(s, math.exp(log_c))).log_target
 
 
 @dataclass(frozen=True)
@@ -208,8 +549,24 @@ class Chebyshev2D:
         return float(C.chebval2d(a, b, self.coef))
 
 
-def chebyshev_fit(func, s_box, u_box, degree: int = 14) -> Chebyshev2D:
-    """Interpolate ``func(s, u)`` at ``degree x degree`` Chebyshev points of the box."""
+#: Off-node points (fractions of the box) at which an interpolant's error is measured.
+PROBES = (
+    (0.137, 0.61), (0.5, 0.5), (0.861, 0.29), (0.33, 0.9), (0.05, 0.07),
+    (0.93, 0.96), (0.71, 0.13), (0.21, 0.37),
+    *((a, b) for a in (0.09, 0.29, 0.52, 0.73, 0.91) for b in (0.11, 0.31, 0.47, 0.69, 0.89)),
+)  # fmt: skip
+#: Probes further than this many nats below the peak (in value and interpolant) don't count.
+RELEVANT_DROP = 30.0
+
+
+def chebyshev_fit(func, s_box, u_box, degree: int = 14, peak: float | None = None) -> Chebyshev2D:
+    """Interpolate ``func(s, u)`` at ``degree x degree`` Chebyshev points of the box.
+
+    ``max_error`` is the largest error at the off-node :data:`PROBES`; with ``peak``
+    (the largest value of ``func``), probes where both ``func`` and the interpolant are
+    more than :data:`RELEVANT_DROP` nats below it are left out: as a log density there,
+    neither carries any mass.
+    """
     k = np.arange(degree)
     t = np.cos(np.pi * (k + 0.5) / degree)
     s_nodes = s_box[0] + (t + 1) * (s_box[1] - s_box[0]) / 2
@@ -221,13 +578,15 @@ def chebyshev_fit(func, s_box, u_box, degree: int = 14) -> Chebyshev2D:
     scale[0] = 1.0 / degree
     coef = (basis.T * scale[:, None]) @ values @ (basis * scale[None, :])
     fit = Chebyshev2D(coef, *s_box, *u_box, max_error=0.0)
+    top = max(float(values.max()), -math.inf if peak is None else peak)
     err = 0.0
-    probes = ((0.137, 0.61), (0.5, 0.5), (0.861, 0.29), (0.33, 0.9), (0.05, 0.07),
-              (0.93, 0.96), (0.71, 0.13), (0.21, 0.37))  # fmt: skip
-    for a, b in probes:
+    for a, b in PROBES:
         s = s_box[0] + a * (s_box[1] - s_box[0])
         u = u_box[0] + b * (u_box[1] - u_box[0])
-        err = max(err, abs(func(s, u) - fit(s, u)))
+        exact, approx = func(s, u), fit(s, u)
+        if peak is not None and max(exact, approx) < top - RELEVANT_DROP:
+            continue
+        err = max(err, abs(exact - approx))
     return Chebyshev2D(coef, *s_box, *u_box, max_error=err)
 
 

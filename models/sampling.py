@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -13,6 +15,7 @@ __all__ = [
     "RHAT_MAX",
     "check_sampler_args",
     "convergence_info",
+    "limit_threads",
     "sample_counts",
     "seeds",
     "warn_at_bounds",
@@ -93,3 +96,29 @@ def sample_counts(
     shape, scale = mean**2 / var, var / mean
     x = rng.gamma(shape, scale, size=(size, mean.size))
     return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
+
+
+#: BLAS/OpenMP threads the models use while they fit (see :func:`limit_threads`).
+FIT_THREADS = 1
+
+
+@contextmanager
+def limit_threads(threads: int | None = None) -> Iterator[None]:
+    """Limit the BLAS and OpenMP thread pools (``threadpoolctl``) inside the block.
+
+    PyMC runs one chain per core, and each chain's BLAS calls would start a thread per
+    core of their own: two chains on two cores oversubscribe the machine (bayes-power-zi
+    at d = 42178 took 70 s with default threads and 22 s with one BLAS thread under the
+    same background load). ``threads=None`` uses :data:`FIT_THREADS` (read at call
+    time; set it to ``None`` to leave the pools alone, as ``benchmarks/bayes_speed.py
+    --threads default`` does).
+    """
+    if threads is None:
+        threads = FIT_THREADS
+    if threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads):
+        yield
