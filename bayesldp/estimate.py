@@ -1,4 +1,14 @@
-"""The result of post-processing: frequencies plus what is needed to answer queries."""
+"""The result of post-processing: frequencies plus what is needed to answer queries.
+
+This module is low in the package: it imports no module that computes intervals or
+selections. :class:`Estimate`'s statistical queries (:meth:`Estimate.interval`,
+:meth:`Estimate.bootstrap`, :meth:`Estimate.heavy_hitters`,
+:meth:`Estimate.top_k_probability`) are delegated to an :class:`Inference`, whose
+implementation (:class:`bayesldp.inference.DefaultInference`, built on
+:mod:`bayesldp.intervals` and :mod:`bayesldp.selection`, which re-run methods through the
+registry) sits above the methods that make Estimates; ``import bayesldp`` installs it
+(:func:`set_inference`).
+"""
 
 from __future__ import annotations
 
@@ -54,6 +64,60 @@ class StoredDraws:
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Rows ``start .. stop - 1`` of the stored draws."""
         return self.values[start:stop]
+
+
+@runtime_checkable
+class Inference(Protocol):
+    """What answers an :class:`Estimate`'s statistical queries.
+
+    Each method receives the Estimate it answers for; the Estimate's methods of the
+    same names pass their arguments on unchecked and return what these return (see them
+    for the meaning of the arguments).
+    """
+
+    def interval(self, estimate: Estimate, indices, prob: float, method: str | None) -> Any:
+        """Interval for a subset sum (:meth:`Estimate.interval`)."""
+        ...
+
+    def bootstrap(self, estimate: Estimate, n_replicates: int, rng: Any) -> Uncertainty:
+        """Fresh parametric bootstrap replicates (:meth:`Estimate.bootstrap` caches them)."""
+        ...
+
+    def heavy_hitters(self, estimate: Estimate, threshold: float, alpha: float) -> Any:
+        """Items above ``threshold`` with error control (:meth:`Estimate.heavy_hitters`)."""
+        ...
+
+    def top_k_probability(self, estimate: Estimate, k: int) -> np.ndarray:
+        """Per-item probability of being among the ``k`` largest."""
+        ...
+
+
+_inference: Inference | None = None
+
+
+def set_inference(inference: Inference) -> None:
+    """Install what answers every Estimate's statistical queries.
+
+    ``import bayesldp`` installs :class:`bayesldp.inference.DefaultInference`; call this
+    only to replace it (e.g. in a test).
+    """
+    if not isinstance(inference, Inference):
+        raise ValueError(
+            "inference must provide interval, bootstrap, heavy_hitters and "
+            f"top_k_probability, got {type(inference).__name__}"
+        )
+    global _inference
+    _inference = inference
+
+
+def get_inference() -> Inference:
+    """The installed :class:`Inference`; RuntimeError if none is (``import bayesldp`` does)."""
+    if _inference is None:
+        raise RuntimeError(
+            "no Inference is installed, so Estimate queries cannot be answered; "
+            "import bayesldp (it installs bayesldp.inference.DefaultInference)"
+        )
+    return _inference
 
 
 @dataclass(frozen=True)
@@ -222,9 +286,7 @@ class Estimate:
         of 10% or 50% of the domain miss the truth most of the time
         (``experiments/bayes_accuracy.py``). Single values are fine with either.
         """
-        from bayesldp.intervals import estimate_interval
-
-        return estimate_interval(self, indices, prob, method)
+        return get_inference().interval(self, indices, prob, method)
 
     def bootstrap(self, n_replicates: int = 200, rng=0) -> Uncertainty:
         """Parametric bootstrap replicates of this estimate's method (cached).
@@ -249,14 +311,12 @@ class Estimate:
             what ``interval(method="bootstrap")`` and :meth:`top_k_probability` use
             (with the defaults).
         """
-        from bayesldp.intervals import ParametricBootstrap
-
         key = None
         if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
             key = ("bootstrap", n_replicates, int(rng))
             if key in self._cache:
                 return self._cache[key]
-        boot = ParametricBootstrap(self, n_replicates, rng)
+        boot = get_inference().bootstrap(self, n_replicates, rng)
         if key is not None:
             self._cache[key] = boot
         return boot
@@ -286,9 +346,7 @@ class Estimate:
             ``indices`` (strongest first), ``rule``, and ``p_values`` /
             ``adjusted_p_values`` or ``probabilities`` for every item.
         """
-        from bayesldp.selection import estimate_heavy_hitters
-
-        return estimate_heavy_hitters(self, threshold, alpha)
+        return get_inference().heavy_hitters(self, threshold, alpha)
 
     def top_k_probability(self, k: int) -> np.ndarray:
         """For each item, the probability that it is among the ``k`` largest.
@@ -304,14 +362,7 @@ class Estimate:
         numpy.ndarray
             Length ``d``, values in [0, 1].
         """
-        from bayesldp.intervals import ParametricBootstrap
-        from bayesldp.selection import top_k_probability
-
-        k = check_k(k, self.domain_size)
-        unc = self.uncertainty
-        if unc is None or isinstance(unc, ParametricBootstrap):
-            unc = self.bootstrap()
-        return top_k_probability(unc, k, clip=self.query_basis is not None)
+        return get_inference().top_k_probability(self, k)
 
 
 def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:

@@ -691,8 +691,9 @@ def estimate_interval(estimate: Estimate, indices, prob: float = 0.9, method=Non
     idx = check_indices(indices, d)
     mask = np.zeros((1, d), dtype=bool)
     mask[0, idx] = True
-    # Called as Estimate.interval -> estimate_interval -> set_intervals: warn at the caller.
-    lo, hi, kind = set_intervals(estimate, mask, prob, method, stacklevel=4)
+    # Called as Estimate.interval -> DefaultInference.interval -> estimate_interval ->
+    # set_intervals: warn at the caller.
+    lo, hi, kind = set_intervals(estimate, mask, prob, method, stacklevel=5)
     note = undercoverage_note(estimate, mask, kind)
     if kind == "normal":
         center = float(estimate.measurement.estimates[idx].sum())

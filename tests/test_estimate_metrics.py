@@ -7,7 +7,8 @@ import pytest
 
 import bayesldp
 from bayesldp import metrics
-from bayesldp.estimate import Estimate
+from bayesldp.estimate import Estimate, get_inference, set_inference
+from bayesldp.inference import DefaultInference
 from tests.helpers import toy_measurement
 
 
@@ -93,3 +94,51 @@ def test_heavy_hitters():
     assert score.f_score == pytest.approx(2 / 3)
     empty = metrics.heavy_hitters(true, est, 0.9)
     assert (empty.precision, empty.recall) == (1.0, 1.0)
+
+
+def test_queries_go_through_the_installed_inference():
+    """Estimate's statistical queries are answered by the installed Inference, whatever it is."""
+    assert isinstance(get_inference(), DefaultInference)  # import bayesldp did
+
+    class Recorder:
+        def __init__(self):
+            self.calls = []
+
+        def interval(self, estimate, indices, prob, method):
+            self.calls.append(("interval", estimate, indices, prob, method))
+            return "iv"
+
+        def bootstrap(self, estimate, n_replicates, rng):
+            self.calls.append(("bootstrap", estimate, n_replicates, rng))
+            return "boot"
+
+        def heavy_hitters(self, estimate, threshold, alpha):
+            self.calls.append(("heavy_hitters", estimate, threshold, alpha))
+            return "hh"
+
+        def top_k_probability(self, estimate, k):
+            self.calls.append(("top_k_probability", estimate, k))
+            return "topk"
+
+    with pytest.raises(ValueError, match="inference"):
+        set_inference(object())
+    est = bayesldp.postprocess(toy_measurement([0.5, 0.3, 0.2]), "norm-sub")
+    recorder, installed = Recorder(), get_inference()
+    set_inference(recorder)
+    try:
+        answers = (
+            est.interval([0], 0.8, "normal"),
+            est.bootstrap(7, rng=3),
+            est.bootstrap(7, rng=3),
+            est.heavy_hitters(0.1, 0.2),
+            est.top_k_probability(2),
+        )
+    finally:
+        set_inference(installed)
+    assert answers == ("iv", "boot", "boot", "hh", "topk")
+    assert recorder.calls == [
+        ("interval", est, [0], 0.8, "normal"),
+        ("bootstrap", est, 7, 3),  # once: the Estimate caches replicates by seed and size
+        ("heavy_hitters", est, 0.1, 0.2),
+        ("top_k_probability", est, 2),
+    ]
