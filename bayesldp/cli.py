@@ -281,8 +281,11 @@ def _figures(folder: Path) -> list[str]:
 def _list_experiments() -> int:
     from bayesldp.runner import find_experiments
 
-    for e in find_experiments().values():
-        print(f"{e.name:<18} {e.group:<7} {e.description}  [{e.figure}]")
+    found = find_experiments().values()
+    name_width = max(len(e.name) for e in found)
+    group_width = max(len(e.group) for e in found)
+    for e in found:
+        print(f"{e.name:<{name_width}} {e.group:<{group_width}} {e.description}  [{e.figure}]")
     return 0
 
 

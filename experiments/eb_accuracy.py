@@ -4,172 +4,185 @@ For each dataset (Zipf s = 1.5, d = 1024, n = 1e6; wordfreq, d = 42178, n = 1e6;
 cities, d = 976, n = 1.53e6), each epsilon and each repetition, one OUE measurement is
 simulated and every method is applied to it:
 
-* ``eb-npmle`` (the default settings), and two variants that support claims in
-  ``paper/eb.md``: ``eb-npmle-gaussian`` (Gaussian likelihood with the count-dependent
-  variance) and ``eb-npmle-raw-total`` (no correction of the known total noise);
+* ``eb-npmle`` (``--n-draws`` posterior draws from ``--n-boot`` bootstrap refits), and,
+  with ``--variants 1``, two variants that support claims about it:
+  ``eb-npmle-gaussian`` (Gaussian likelihood with the count-dependent variance) and
+  ``eb-npmle-raw-total`` (no correction of the known total noise; its tilt can be
+  infeasible, recorded as ``failed``);
 * ``oracle-bayes`` (the true count histogram as the prior: a reference, not a method);
 * ``power-ns`` and ``norm-sub``;
 * ``bayes-consistent`` (PyMC, slow) on the first ``--bayes-reps`` repetitions only.
 
 Metrics: full-domain MSE; the same over all but the 10 largest items (``mse_rest``);
 50% and 90% set-value MSE (``--queries`` random sets each, the same sets for every
-method); top-10 MSE; seconds. For ``eb-npmle`` (parametric-bootstrap draws), its
-plug-in draws (``eb-npmle-plugin``) and ``oracle-bayes``: whether equal-tailed 90%
-intervals cover the truth, for ``--coverage-sets`` random 10% and 50% subsets and for
-each of the 10 largest items.
+method); top-10 MSE; ``seconds`` (the runner's column). For every estimate with
+posterior draws (``eb-npmle``, its plug-in draws ``eb-npmle-plugin``, ``oracle-bayes``,
+``bayes-consistent``): whether equal-tailed 90% intervals cover the truth, for
+``--coverage-sets`` random 10% and 50% subsets and for each of the 10 largest items
+(``cover90_set10``, ``cover90_set50``, ``cover90_top10``, as in ``bayes_accuracy``), and
+the seconds the draws took. For ``eb-npmle``: its grid and support sizes, the KKT gap,
+iterations and the tilt.
 
-Seeds: the measurement of (dataset, epsilon, repetition) comes from
-``SeedSequence(seed, spawn_key=(crc32(dataset), round(1000 * epsilon), rep))``, so a
-cell's data do not depend on which other cells run. Each repetition's rows are written
-atomically to ``OUT/parts/`` (``bayes-consistent``'s to a file of their own), so an
-interrupted run resumes where it stopped; the summary tables are rebuilt from all parts.
+The report, from the saved results only: ``summary.csv`` (mean, sd and count of every
+metric per dataset, eps and method), ``targets.csv`` (per dataset and eps: mean MSEs,
+ratios of eb-npmle to each rival, paired wins, set-value ratios, the variants),
+``coverage.csv``, ``summary.md`` (both as Markdown), ``figure.png`` (a dot plot of the
+errors, one row per dataset and eps) and ``coverage.png`` (coverage bars against the
+85-95% band).
 
-Run ``python experiments/eb_accuracy.py --reps 30 --out paper/results/eb``.
+Seeding as in the study's first script: the measurement of (dataset, eps, rep) comes
+from the first child of ``SeedSequence(seed, spawn_key=(crc32(dataset), round(1000 *
+eps), rep))``, the query sets from the second.
+
+Run ``bayesldp experiment eb_accuracy`` (or ``python experiments/eb_accuracy.py``).
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
-import warnings
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
-import bayesldp
-from bayesldp import datasets, metrics
 from bayesldp import empirical_bayes as eb
-from bayesldp.io import markdown_table, write_csv
-
-DATASETS = {
-    "zipf": lambda: datasets.zipf(1.5, 1024, 1_000_000, rng=0),
-    "wordfreq": datasets.wordfreq_words,
-    "us_cities": datasets.us_cities,
-}
-METHODS = (
-    "eb-npmle",
-    "oracle-bayes",
-    "power-ns",
-    "norm-sub",
-    "eb-npmle-gaussian",
-    "eb-npmle-raw-total",
+from bayesldp import intervals, metrics
+from bayesldp.experiments.interval_coverage import runnable_methods
+from bayesldp.io import atomic_open, markdown_table, write_csv
+from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
+from bayesldp.registry import parse_method
+from bayesldp.runner import (
+    Config,
+    Experiment,
+    Grid,
+    Row,
+    Task,
+    apply_methods,
+    method_seed,
+    simulate,
 )
-COVERAGE = ("eb-npmle", "eb-npmle-plugin", "oracle-bayes")
+
+METHODS = ("eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "bayes-consistent")
+#: The rivals eb-npmle is compared with in targets.csv.
+RIVALS = ("oracle-bayes", "power-ns", "norm-sub", "bayes-consistent")
+VARIANTS = ("eb-npmle-gaussian", "eb-npmle-raw-total")
+COVERAGE = ("cover90_set10", "cover90_set50", "cover90_top10")
+ERRORS = (
+    ("mse", "full-domain MSE"),
+    ("set_mse_50", "50% set MSE"),
+    ("set_mse_90", "90% set MSE"),
+    ("top10_mse", "top-10 MSE"),
+)
+INFO = ("grid_size", "support_size", "tilt_shift_sigma", "gap", "iterations")
 
 
-def cell_seed(seed: int, dataset: str, eps: float, rep: int) -> np.random.SeedSequence:
-    """The seed of one repetition of one (dataset, epsilon) cell."""
-    return np.random.SeedSequence(
-        seed, spawn_key=(zlib.crc32(dataset.encode()), round(eps * 1000), rep)
-    )
+def cell_seed(task: Task) -> np.random.SeedSequence:
+    """``SeedSequence(seed, spawn_key=(crc32(dataset), round(1000 eps), rep))``."""
+    key = (zlib.crc32(task.dataset.encode()), round(task.epsilon * 1000), task.rep)
+    return np.random.SeedSequence(task.seed, spawn_key=key)
 
 
-def _estimate(method: str, m, data, rep: int, args: argparse.Namespace):
-    if method == "eb-npmle":
-        return eb.eb_npmle(m, n_draws=args.n_draws, n_boot=args.n_boot, rng=rep)
-    if method == "eb-npmle-gaussian":
-        return eb.eb_npmle(m, likelihood="gaussian", uncertainty="plug-in", rng=rep)
-    if method == "eb-npmle-raw-total":
-        return eb.eb_npmle(m, correct_total=False, uncertainty="plug-in", rng=rep)
-    if method == "oracle-bayes":
-        return eb.oracle_bayes(m, true_counts=data.counts, n_draws=args.n_draws, rng=rep)
-    if method == "bayes-consistent":
-        return bayesldp.postprocess(m, method, random_seed=rep)
-    return bayesldp.postprocess(m, method)
-
-
-def _coverage(est, truth, masks10, masks50, top, prob=0.9) -> dict[str, float]:
-    draws = est.uncertainty.sample(0, est.uncertainty.n_draws)
-    q = [(1 - prob) / 2, (1 + prob) / 2]
+def coverage(est, truth: np.ndarray, masks10, masks50, top, prob: float = 0.9) -> dict:
+    """Share of equal-tailed posterior intervals covering the truth, per query type."""
+    d = truth.size
     out = {}
-    for name, masks in (("cover_10pct", masks10), ("cover_50pct", masks50)):
-        hits = []
-        for mask in masks:
-            lo, hi = np.quantile(draws[:, mask].sum(axis=1), q)
-            hits.append(lo <= truth[mask].sum() <= hi)
-        out[name] = float(np.mean(hits))
-    lo, hi = np.quantile(draws[:, top], q, axis=0)
-    out["cover_top10"] = float(np.mean((lo <= truth[top]) & (truth[top] <= hi)))
+    for name, masks in (("cover90_set10", masks10), ("cover90_set50", masks50),
+                        ("cover90_top10", np.eye(d, dtype=bool)[top])):  # fmt: skip
+        lo, hi, _ = intervals.set_intervals(est, masks, prob, "posterior", warn=False)
+        value = masks.astype(np.float64) @ truth
+        out[name] = float(np.mean((lo <= value) & (value <= hi)))
     return out
 
 
-def run_rep(args, name: str, data, eps: float, rep: int, methods) -> list[dict]:
-    """One repetition of one cell: tidy rows (dataset, epsilon, rep, method, metric, value)."""
-    truth = data.frequencies
-    seq = cell_seed(args.seed, name, eps, rep)
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+    """One repetition of one cell: errors, coverage and eb-npmle's diagnostics."""
+    p = task.params
+    truth, d = dataset.frequencies, dataset.d
     m_seq, q_seq = seq.spawn(2)
-    m = bayesldp.OUE(epsilon=eps, domain_size=data.d).simulate(
-        data.counts, np.random.default_rng(m_seq)
-    )
+    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(m_seq))
     query_seed = int(np.random.default_rng(q_seq).integers(2**62))
-    top = np.lexsort((np.arange(data.d), -truth))[:10]
-    rest = np.setdiff1d(np.arange(data.d), top)
-    rows = []
+    top = np.lexsort((np.arange(d), -truth))[:10]
+    rest = np.setdiff1d(np.arange(d), top)
+    options = {}
+    for spec in task.methods:
+        name = parse_method(spec)[0].name
+        if name == "eb-npmle":
+            options[spec] = {"n_draws": p["n_draws"], "n_boot": p["n_boot"]}
+        elif name == "oracle-bayes":
+            options[spec] = {"n_draws": p["n_draws"]}
+    estimates, seconds, notes = apply_methods(
+        m, runnable_methods(task), seq, options=options, true_counts=dataset.counts
+    )
 
-    def add(method, metric, value):
-        rows.append(
-            {"dataset": name, "d": data.d, "n": data.n, "epsilon": eps, "rep": rep,
-             "method": method, "metric": metric, "value": float(value)}
-        )  # fmt: skip
+    def rng(name: str) -> np.random.Generator:
+        return np.random.default_rng(method_seed(seq, name))
 
-    for method in methods:
-        start = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+    extra: dict = {}
+    if "eb-npmle" in estimates and p["variants"]:
+        settings = {"eb-npmle-gaussian": {"likelihood": "gaussian"},
+                    "eb-npmle-raw-total": {"correct_total": False}}  # fmt: skip
+        for variant, kwargs in settings.items():
+            start = time.perf_counter()
             try:
-                est = _estimate(method, m, data, rep, args)
-            except RuntimeError:
-                if method == "eb-npmle":
-                    raise
-                add(method, "failed", 1)  # eb-npmle-raw-total: the tilt can be infeasible
+                extra[variant] = eb.eb_npmle(m, uncertainty="plug-in", rng=rng(variant), **kwargs)
+            except RuntimeError as err:  # the tilt to the total can be infeasible
+                extra[variant] = err
+            seconds[variant], notes[variant] = time.perf_counter() - start, ""
+    rows: list[Row] = []
+    if p["coverage_sets"]:
+        crng = np.random.default_rng(query_seed + 1)
+        masks10 = metrics.random_subsets(d, 10, p["coverage_sets"], crng)
+        masks50 = metrics.random_subsets(d, 50, p["coverage_sets"], crng)
+    plugin: dict[str, float] = {}
+    for method, est in {**estimates, **extra}.items():
+        values: dict[str, float] = {}
+        if method in VARIANTS:
+            values["failed"] = float(isinstance(est, RuntimeError))
+            if values["failed"]:
+                rows.append((method, "failed", np.nan, 1.0, seconds[method], str(est)[:120]))
                 continue
-        add(method, "seconds", time.perf_counter() - start)
-        add(method, "warnings", len(caught))
         f = est.frequencies
-        add(method, "mse", metrics.mse(truth, est))
-        add(method, "mse_rest", np.mean((f[rest] - truth[rest]) ** 2) * rest.size / data.d)
-        add(method, "top10_mse", metrics.topk_mse(truth, est, 10))
+        values["mse"] = metrics.mse(truth, est)
+        values["mse_rest"] = np.mean((f[rest] - truth[rest]) ** 2) * rest.size / d
+        values["top10_mse"] = metrics.topk_mse(truth, est, 10)
         for pct in (50, 90):
             qrng = np.random.default_rng(query_seed)
-            add(
-                method, f"set_mse_{pct}", metrics.set_value_mse(truth, est, pct, qrng, args.queries)
-            )
-        if args.coverage_sets and method in ("eb-npmle", "oracle-bayes"):
-            crng = np.random.default_rng(query_seed + 1)
-            masks10 = metrics.random_subsets(data.d, 10, args.coverage_sets, crng)
-            masks50 = metrics.random_subsets(data.d, 50, args.coverage_sets, crng)
+            values[f"set_mse_{pct}"] = metrics.set_value_mse(truth, est, pct, qrng, p["queries"])
+        has_draws = "posterior" in intervals.available_intervals(est)
+        if p["coverage_sets"] and has_draws and method not in VARIANTS:
             start = time.perf_counter()
-            for metric, value in _coverage(est, truth, masks10, masks50, top).items():
-                add(method, metric, value)
-            add(method, "seconds_draws", time.perf_counter() - start)
+            values.update(coverage(est, truth, masks10, masks50, top))
+            values["seconds_draws"] = time.perf_counter() - start
             if method == "eb-npmle":
-                plug = eb.eb_npmle(m, uncertainty="plug-in", n_draws=args.n_draws, rng=rep)
-                for metric, value in _coverage(plug, truth, masks10, masks50, top).items():
-                    add("eb-npmle-plugin", metric, value)
+                plug = eb.eb_npmle(m, uncertainty="plug-in", n_draws=p["n_draws"],
+                                   rng=rng("eb-npmle-plugin"))  # fmt: skip
+                plugin = coverage(plug, truth, masks10, masks50, top)
         if method == "eb-npmle":
-            for key in ("grid_size", "support_size", "tilt_shift_sigma", "gap", "iterations"):
-                add(method, key, est.info[key])
+            values.update({key: est.info[key] for key in INFO})
+        rows += [(method, k, np.nan, float(v), seconds[method], notes[method])
+                 for k, v in values.items()]  # fmt: skip
+        if plugin:
+            rows += [("eb-npmle-plugin", k, np.nan, v, seconds[method], notes[method])
+                     for k, v in plugin.items()]  # fmt: skip
+            plugin = {}
     return rows
 
 
-def summarise(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
-    """Write runs.csv, summary.csv, targets.csv, coverage.csv and summary.md."""
-    write_csv(out / "runs.csv", frame)
-    keys = ["dataset", "epsilon", "method", "metric"]
-    summary = frame.groupby(keys)["value"].agg(["mean", "std", "count"]).reset_index()
-    write_csv(out / "summary.csv", summary)
-    wide = frame.pivot_table(
+def targets_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, eps): mean MSEs, eb-npmle's ratios and paired wins against each rival."""
+    wide = results.pivot_table(
         index=["dataset", "epsilon", "rep"], columns=["method", "metric"], values="value"
     )
     rows = []
-    for (name, eps), cell in wide.groupby(level=[0, 1]):
+    if ("eb-npmle", "mse") not in wide:
+        return pd.DataFrame(rows)
+    for (name, eps), cell in wide.groupby(level=[0, 1], sort=False):
         row = {"dataset": name, "epsilon": eps, "reps": len(cell)}
         ebm = cell[("eb-npmle", "mse")]
         row["eb-npmle"] = ebm.mean()
-        for other in ("oracle-bayes", "power-ns", "norm-sub", "bayes-consistent"):
+        for other in RIVALS:
             if (other, "mse") not in cell or cell[(other, "mse")].isna().all():
                 continue
             col = cell[(other, "mse")]
@@ -177,92 +190,192 @@ def summarise(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
             row[other] = col.mean()
             row[f"eb/{other}"] = ebm[both].mean() / col[both].mean()
             row[f"eb lower ({other})"] = f"{int((ebm[both] < col[both]).sum())}/{int(both.sum())}"
-        row["eb/oracle, all but top 10"] = (
-            cell[("eb-npmle", "mse_rest")].mean() / cell[("oracle-bayes", "mse_rest")].mean()
-        )
+        if ("oracle-bayes", "mse_rest") in cell:
+            row["eb/oracle, all but top 10"] = (
+                cell[("eb-npmle", "mse_rest")].mean() / cell[("oracle-bayes", "mse_rest")].mean()
+            )
         for pct in (50, 90):
-            a, b = cell[("eb-npmle", f"set_mse_{pct}")], cell[("power-ns", f"set_mse_{pct}")]
-            row[f"set {pct}%: eb/power-ns"] = a.mean() / b.mean()
-        for variant in ("eb-npmle-gaussian", "eb-npmle-raw-total"):
+            if ("power-ns", f"set_mse_{pct}") in cell:
+                a, b = cell[("eb-npmle", f"set_mse_{pct}")], cell[("power-ns", f"set_mse_{pct}")]
+                row[f"set {pct}%: eb/power-ns"] = a.mean() / b.mean()
+        for variant in VARIANTS:
             if (variant, "mse") in cell:
                 ok = cell[(variant, "mse")].notna()
                 row[f"{variant}/eb"] = cell[(variant, "mse")][ok].mean() / ebm[ok].mean()
             if (variant, "failed") in cell:
                 row[f"{variant} failed"] = int(cell[(variant, "failed")].fillna(0).sum())
         rows.append(row)
-    targets = pd.DataFrame(rows)
-    write_csv(out / "targets.csv", targets)
-    cov = summary[summary["metric"].str.startswith("cover_")]
-    coverage = cov.pivot_table(
-        index=["dataset", "epsilon", "method"], columns="metric", values="mean"
-    ).reset_index()
-    write_csv(out / "coverage.csv", coverage)
+    return pd.DataFrame(rows)
+
+
+def summary_markdown(targets: pd.DataFrame, cover: pd.DataFrame) -> str:
+    """The targets (3 digits, ratios 3 decimals) and the coverage table as Markdown."""
     table = targets.copy()
     for col in table.columns:
-        if table[col].dtype.kind == "f" and col not in ("epsilon",):
+        if table[col].dtype.kind == "f" and col != "epsilon":
             is_ratio = "/" in col
             table[col] = table[col].map(lambda v, r=is_ratio: f"{v:.3f}" if r else f"{v:.3g}")
-    with open(out / "summary.md.tmp", "w") as fh:
-        fh.write("## Full-domain MSE (means over repetitions) and ratios\n\n")
-        fh.write(markdown_table(table) + "\n\n## Coverage of 90% intervals\n\n")
-        fh.write(markdown_table(coverage) + "\n")
-    (out / "summary.md.tmp").replace(out / "summary.md")
-    return targets
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line options."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0, 2.0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
-    parser.add_argument("--out", default="paper/results/eb")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--queries", type=int, default=100, help="random sets per set size")
-    parser.add_argument("--coverage-sets", type=int, default=50, help="0 skips coverage")
-    parser.add_argument("--n-draws", type=int, default=1000)
-    parser.add_argument("--n-boot", type=int, default=40)
-    parser.add_argument("--bayes-reps", type=int, default=0, help="bayes-consistent runs per cell")
-    parser.add_argument(
-        "--bayes-only", action="store_true", help="only the bayes-consistent runs (--bayes-reps)"
+    return (
+        "## Full-domain MSE (means over repetitions) and ratios\n\n"
+        f"{markdown_table(table)}\n\n## Coverage of 90% intervals\n\n{markdown_table(cover)}\n"
     )
-    parser.add_argument("--summary-only", action="store_true", help="only rebuild the tables")
-    parser.add_argument("--quiet", action="store_true")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> pd.DataFrame:
-    """Run (or resume) the study and write its tables; return the targets table."""
-    args = build_parser().parse_args(argv)
-    out = Path(args.out)
-    parts = out / "parts"
-    jobs = [
-        (name, eps, rep) for name in args.datasets for eps in args.eps for rep in range(args.reps)
-    ]
-    if not args.summary_only:
-        loaded: dict[str, object] = {}
-        for name, eps, rep in tqdm(jobs, desc="repetitions", disable=args.quiet):
-            stem = f"{name}_eps{eps:g}_rep{rep:03d}"
-            todo = []
-            if not args.bayes_only and not (parts / f"{stem}.csv").exists():
-                todo.append((parts / f"{stem}.csv", METHODS))
-            if rep < args.bayes_reps and not (parts / f"{stem}_bayes.csv").exists():
-                todo.append((parts / f"{stem}_bayes.csv", ("bayes-consistent",)))
-            for path, methods in todo:
-                if name not in loaded:
-                    loaded[name] = DATASETS[name]()
-                rows = run_rep(args, name, loaded[name], eps, rep, methods)
-                write_csv(path, pd.DataFrame(rows))
-    files = sorted(parts.glob("*.csv"))
-    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    frame = frame[frame["dataset"].isin(args.datasets) & frame["epsilon"].isin(args.eps)]
-    frame = frame[frame["rep"] < args.reps]
-    targets = summarise(frame, out)
-    if not args.quiet:
-        with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(targets.to_string(float_format="{:.4g}".format))
-    return targets
+def cells_of(results: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
+    """The (dataset, eps) cells in the order they come."""
+    return list(results.groupby(["dataset", "epsilon"], sort=False))
+
+
+def title_of(cell: pd.DataFrame) -> str:
+    """A cell's dataset, eps, oracle and number of runs."""
+    first = cell.iloc[0]
+    note = dataset_note(first["dataset"], first["n"], first["d"])
+    return f"{note}\neps = {first['epsilon']:g}, {first['oracle']}, {cell['rep'].nunique()} runs"
+
+
+def dot_rows(results: pd.DataFrame, path: Path) -> None:
+    """The errors as a dot plot: a row per (dataset, eps), a panel per error."""
+    from matplotlib.ticker import NullFormatter
+
+    cells = cells_of(results[results["metric"].isin([m for m, _ in ERRORS])])
+    methods = method_order(results.loc[results["metric"] == "mse", "method"].unique())
+    fig, axes = new_figure(len(cells), len(ERRORS), width=18, row_height=1.3 + 0.3 * len(methods))
+    for row, (_, cell) in enumerate(cells):
+        for ax, (metric, label) in zip(axes[row], ERRORS, strict=True):
+            sub = cell[cell["metric"] == metric]
+            means = sub.groupby("method")["value"].mean()
+            for y, method in enumerate(methods):
+                values = sub.loc[sub["method"] == method, "value"]
+                if values.empty:
+                    continue
+                color = method_style(method)["color"]
+                edge = "black" if method == means.idxmin() else color
+                ax.plot([values.min(), values.max()], [y, y], color=color, lw=1, alpha=0.6)
+                ax.plot(values, np.full(len(values), y), "|", color=color, ms=8, alpha=0.8)
+                ax.plot(values.mean(), y, "o", color=color, mec=edge, mew=1.8, ms=7)
+            ax.set_yticks(range(len(methods)), methods, fontsize=7)
+            ax.set_ylim(len(methods) - 0.5, -0.5)
+            ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel(f"{label} (lower is better)")
+            ax.set_title(title_of(cell), fontsize=8)
+            ax.grid(axis="x", which="both", alpha=0.3)
+    fig.suptitle("| one run, o mean (black edge: lowest), line: range over the runs", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def coverage_bars(results: pd.DataFrame, path: Path) -> None:
+    """Coverage per method and query type, a panel per (dataset, eps), with the 85-95% band."""
+    cells = cells_of(results[results["metric"].isin(COVERAGE)])
+    cols = min(3, len(cells))
+    rows = -(-len(cells) // cols)
+    fig, axes = new_figure(rows, cols, width=5.5 * cols, row_height=3.6)
+    for ax, (_, cell) in zip(axes.flat, cells, strict=False):
+        table = cell.pivot_table(index="method", columns="metric", values="value")
+        table = table.reindex(method_order(table.index))
+        width = 0.8 / len(COVERAGE)
+        for i, column in enumerate(COVERAGE):
+            if column in table:
+                x = np.arange(len(table)) + i * width
+                ax.bar(x, table[column], width, label=column)
+        ax.axhspan(0.85, 0.95, color="green", alpha=0.15, label="target 85-95%")
+        ax.axhline(0.9, color="green", lw=1)
+        ax.set_xticks(np.arange(len(table)) + width, table.index, fontsize=7, rotation=15)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("coverage of 90% intervals")
+        ax.set_title(title_of(cell), fontsize=8)
+    for ax in list(axes.flat)[len(cells) :]:
+        ax.set_visible(False)
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Summary, targets, coverage (tables and bars), summary.md and the errors' dot plot."""
+    keys = ["dataset", "epsilon", "method", "metric"]
+    summary = results.groupby(keys, sort=False)["value"].agg(["mean", "std", "count"])
+    summary = summary.reset_index()
+    targets = targets_table(results)
+    write_csv(folder / "targets.csv", targets)
+    cov = summary[summary["metric"].isin(COVERAGE)]
+    cover = cov.pivot_table(
+        index=["dataset", "epsilon", "method"], columns="metric", values="mean", sort=False
+    ).reset_index()
+    cover.columns.name = None
+    write_csv(folder / "coverage.csv", cover)
+    with atomic_open(folder / "summary.md") as fh:
+        fh.write(summary_markdown(targets, cover))
+    if not cover.empty:
+        coverage_bars(results, folder / "coverage.png")
+    dot_rows(results, folder / "figure.png")
+    return summary
+
+
+def check(config: Config) -> None:
+    """Methods are registry specs; the variants are options of eb-npmle (``--variants``)."""
+    if config.params["n_boot"] < 1 or config.params["n_draws"] < 2:
+        raise ValueError("eb_accuracy needs n_boot >= 1 and n_draws >= 2")
+
+
+EXPERIMENT = Experiment(
+    name="eb_accuracy",
+    description="eb-npmle vs oracle-bayes, power-ns, norm-sub, bayes-consistent: MSE, coverage",
+    figure="empirical Bayes study (eb-npmle)",
+    task=task,
+    grid=Grid(
+        ("zipf", "wordfreq", "us_cities"),
+        (0.5, 1.0, 2.0),
+        reps=30,
+        methods=METHODS,
+        params={
+            "queries": 100,
+            "coverage_sets": 50,
+            "n_draws": 1000,
+            "n_boot": 40,
+            "bayes_reps": 10,
+            "variants": 1,
+        },
+    ),
+    quick=Grid(
+        ("zipf:d=128,n=100000",),
+        (1.0,),
+        reps=2,
+        methods=METHODS[:4],
+        params={
+            "queries": 10,
+            "coverage_sets": 10,
+            "n_draws": 200,
+            "n_boot": 5,
+            "bayes_reps": 0,
+            "variants": 1,
+        },
+    ),
+    plot=plot,
+    seed=cell_seed,
+    group="eb",
+    options={
+        "queries": "random sets per set size for the set-value MSE",
+        "coverage_sets": "random 10%/50% sets for coverage (0 skips coverage)",
+        "n_draws": "posterior draws of eb-npmle and oracle-bayes",
+        "n_boot": "bootstrap refits behind eb-npmle's draws",
+        "bayes_reps": "repetitions that run the Bayesian (MCMC) methods",
+        "variants": "1: also eb-npmle-gaussian and eb-npmle-raw-total; 0: not",
+    },
+    check=check,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
 
 
 if __name__ == "__main__":
-    main()
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.eb_accuracy import main
+
+    sys.exit(main())

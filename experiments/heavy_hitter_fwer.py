@@ -1,66 +1,61 @@
 """Family-wise error rate and recall of the heavy-hitter rules, over repeated runs.
 
-For each dataset, epsilon and repetition the oracle (OUE) is simulated once. Rules:
+For each dataset, epsilon and repetition the oracle (OUE) is simulated once and every
+method is applied to it. Rules (the ``method`` column of the results):
 
 - ``holm``: :meth:`bayesldp.Estimate.heavy_hitters` for a frequentist method (Holm's
   step-down procedure on one-sided normal tests of the raw estimates, level ``alpha``);
 - ``bonferroni``: the same tests at ``alpha / d`` each (RAPPOR's decoder);
-- ``METHOD >= t``: the plain rule of the papers (an item is heavy when its estimate is
-  at least the threshold) for each of ``--methods`` (``base`` is OUE, ``oue-zero`` is
-  Calibrate's OUE-Zero, ``power`` is OUE-Calibrate);
-- ``posterior:METHOD`` for Bayesian methods given with ``--bayes`` (probability of
-  exceeding the threshold above ``1 - alpha``), on the first ``--bayes-reps`` runs.
+- ``METHOD`` (``METHOD >= t`` in the tables): the plain rule of the papers, an item is
+  heavy when the method's estimate is at least the threshold (``base`` is OUE,
+  ``oue-zero`` is Calibrate's OUE-Zero, ``power`` is OUE-Calibrate);
+- ``posterior:METHOD`` for methods with posterior draws (``--bayes``, ``eb-npmle``):
+  probability of exceeding the threshold above ``1 - alpha``. Bayesian (MCMC) methods
+  run on the first ``--bayes-reps`` repetitions only.
 
-Each is scored with :func:`bayesldp.metrics.heavy_hitters` (precision, recall, F; true
-heavy hitters are the items with frequency at least the threshold) and by whether it
-declared any item whose frequency is at most the threshold (a family-wise error; its
-mean over the runs is the FWER). One file per (dataset, epsilon, repetition) is written
-atomically to ``OUT/parts``; a rerun resumes. Seeds come from
-``numpy.random.SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``.
+Each rule is scored at every threshold (``param``) with
+:func:`bayesldp.metrics.heavy_hitters` (precision, recall, F; true heavy hitters are the
+items with frequency at least the threshold) and by whether it declared any item whose
+frequency is at most the threshold (``family_error``; its mean over the runs is the
+FWER). ``false_positives`` counts such items, ``at_threshold`` the items exactly at it.
 
-Run ``python experiments/heavy_hitter_fwer.py --reps 30`` (results in
-``paper/results/intervals/heavy_hitters``).
+The report, from the saved results only: ``summary.csv`` (FWER, mean precision, recall
+and F per dataset, epsilon, threshold and rule), ``tables.md`` (one Markdown table per
+dataset and epsilon) and ``figure.png`` (FWER and recall against the threshold, one row
+per dataset and epsilon, with the level alpha).
+
+Seeding as in the study's first script: the cell (dataset, eps, rep) is seeded with
+``SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``, whose first child
+simulates the oracle.
+
+Run ``bayesldp experiment heavy_hitter_fwer`` (or ``python
+experiments/heavy_hitter_fwer.py``); ``--alpha`` and ``--bayes-reps`` change the setting.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import sys
 import time
-import warnings
-import zlib
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-import bayesldp
-from bayesldp import datasets, metrics
-from bayesldp.io import atomic_open, markdown_table, write_csv, write_json
-from bayesldp.registry import get_method
+from bayesldp import metrics
+from bayesldp.experiments.interval_coverage import cell_seed, runnable_methods
+from bayesldp.io import atomic_open, markdown_table
+from bayesldp.plotting import dataset_note, method_style, new_figure, save_figure
+from bayesldp.registry import postprocess
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 
-logger = logging.getLogger("heavy_hitter_fwer")
-
-DEFAULT_METHODS = ("base", "oue-zero", "power", "power-ns", "norm-sub", "norm-hyb", "mle")
-_NOT_SETTING = {"reps", "out", "quiet", "bayes_reps"}
-
-
-@cache
-def load(name: str) -> datasets.Dataset:
-    """Zipf (s 1.5, d 1024, n 1e6) or a registered dataset at its defaults."""
-    if name == "zipf":
-        return datasets.zipf(1.5, 1024, 1_000_000, rng=0)
-    if name == "wordfreq":
-        return datasets.wordfreq_words()
-    if name == "us_cities":
-        return datasets.us_cities()
-    return datasets.get_dataset(name)
+#: The first script's methods: OUE, Calibrate's two, and the papers' best projections.
+METHODS = ("base", "oue-zero", "power", "power-ns", "norm-sub", "norm-hyb", "mle")
+THRESHOLDS = (0.001, 0.002, 0.005, 0.01)
+#: The rules with a guaranteed family-wise error rate, drawn in black and grey.
+TESTS = {"holm": {"color": "black", "marker": "o"}, "bonferroni": {"color": "grey", "marker": "x"}}
 
 
-def score(truth: np.ndarray, declared: np.ndarray, threshold: float) -> dict:
+def score(truth: np.ndarray, declared: np.ndarray, threshold: float) -> dict[str, float]:
     """Precision, recall, F (metrics.heavy_hitters) and family-wise errors of a declared set."""
     predicted = np.zeros(truth.size)
     predicted[declared] = 1.0  # at or above any threshold in (0, 1]
@@ -71,48 +66,49 @@ def score(truth: np.ndarray, declared: np.ndarray, threshold: float) -> dict:
             "family_error": int(false > 0)}  # fmt: skip
 
 
-def run_rep(args: argparse.Namespace, dataset: str, eps: float, rep: int) -> list[dict]:
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: every rule at every threshold."""
-    data = load(dataset)
-    truth = data.frequencies
-    root = np.random.SeedSequence([args.seed, zlib.crc32(dataset.encode()), round(1000 * eps), rep])
-    sim, fit = root.spawn(2)
-    m = bayesldp.make_oracle(args.oracle, eps, data.d).simulate(
-        data.counts, np.random.default_rng(sim)
-    )
-    rows = []
+    p = task.params
+    truth = dataset.frequencies
+    sim, _ = seq.spawn(2)  # the first script's (simulation, fit) streams
+    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    methods = runnable_methods(task)
+    estimates, seconds, notes = apply_methods(m, methods, seq, true_counts=dataset.counts)
+    alpha = float(p["alpha"])
+    rows: list[Row] = []
 
-    def add(rule: str, t: float, declared: np.ndarray, seconds: float = np.nan) -> None:
-        at = int(np.sum(truth == t))  # items exactly at the threshold (both null and heavy)
-        rows.append({"dataset": dataset, "oracle": args.oracle, "epsilon": eps, "rep": rep,
-                     "threshold": t, "alpha": args.alpha, "rule": rule, "seconds": seconds,
-                     "at_threshold": at, **score(truth, declared, t)})  # fmt: skip
+    def add(rule: str, t: float, declared, sec: float = np.nan, note: str = "", test=True):
+        values = {**score(truth, declared, t), "at_threshold": int(np.sum(truth == t))}
+        if test:
+            values["alpha"] = alpha
+        rows.extend((rule, k, float(t), float(v), sec, note) for k, v in values.items())
 
-    base = bayesldp.postprocess(m, "base")
-    for t in args.thresholds:
+    base = estimates["base"] if "base" in estimates else postprocess(m, "base")
+    for t in p["thresholds"]:
         start = time.perf_counter()
-        hh = base.heavy_hitters(t, args.alpha)
+        hh = base.heavy_hitters(t, alpha)
         add("holm", t, hh.indices, time.perf_counter() - start)
-        add("bonferroni", t, np.flatnonzero(hh.p_values <= args.alpha / data.d))
-    for method in args.methods:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = bayesldp.postprocess(m, method)
-        for t in args.thresholds:
-            add(f"{method} >= t", t, np.flatnonzero(est.frequencies >= t))
-    if rep < args.bayes_reps:
-        for method in args.bayes:
-            options = (
-                {"rng": int(fit.generate_state(1)[0])} if get_method(method).accepts("rng") else {}
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                est = bayesldp.postprocess(m, method, **options)
-            for t in args.thresholds:
-                hh = est.heavy_hitters(t, args.alpha)
-                add(f"posterior:{method}", t, hh.indices)
-                add(f"{method} >= t", t, np.flatnonzero(est.frequencies >= t))
+        add("bonferroni", t, np.flatnonzero(hh.p_values <= alpha / dataset.d))
+    for method, est in estimates.items():
+        for t in p["thresholds"]:
+            declared = np.flatnonzero(est.frequencies >= t)
+            add(method, t, declared, seconds[method], notes[method], test=False)
+        if est.uncertainty is None:
+            continue
+        for t in p["thresholds"]:
+            hh = est.heavy_hitters(t, alpha)
+            if hh.rule == "posterior":
+                add(f"posterior:{method}", t, hh.indices, seconds[method], notes[method])
     return rows
+
+
+def wide(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, oracle, eps, rep, threshold, rule), one column per metric."""
+    keys = ["dataset", "oracle", "epsilon", "rep", "param", "method"]
+    out = results.pivot_table(index=keys, columns="metric", values="value", sort=False)
+    out = out.reset_index().rename(columns={"param": "threshold", "method": "rule"})
+    out.columns.name = None
+    return out
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -127,78 +123,103 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def rule_label(rule: str) -> str:
+    """``holm``, ``bonferroni``, ``posterior:METHOD`` as they are; ``METHOD >= t``."""
+    return rule if rule in TESTS or rule.startswith("posterior:") else f"{rule} >= t"
+
+
 def tables(summary: pd.DataFrame) -> str:
     """Markdown tables, one per dataset and epsilon: each rule's FWER / recall / precision / F
     at every threshold."""
     parts = []
     for (dataset, eps), block in summary.groupby(["dataset", "epsilon"], sort=False):
-        cells = block.assign(cell=[
+        cells = block.assign(rule=block["rule"].map(rule_label), cell=[
             f"{r.fwer:.2f} / {r.recall:.2f} / {r.precision:.2f} / {r.f_score:.2f}"
             for r in block.itertuples()
         ])  # fmt: skip
-        wide = cells.pivot_table(index="rule", columns="threshold", values="cell",
-                                 aggfunc="first", sort=False)  # fmt: skip
-        wide.columns = [f"t = {c:g}" for c in wide.columns]
+        table = cells.pivot_table(index="rule", columns="threshold", values="cell",
+                                  aggfunc="first", sort=False)  # fmt: skip
+        table.columns = [f"t = {c:g}" for c in table.columns]
         runs = int(block["runs"].min())
         true = block.groupby("threshold")["n_true"].first()
         note = ", ".join(f"{n:g} at t = {t:g}" for t, n in true.items())
         parts.append(f"### {dataset}, eps = {eps:g} ({runs} runs; true heavy hitters: {note})"
                      f"\n\nFWER / recall / precision / F\n\n"
-                     f"{markdown_table(wide.reset_index())}\n")  # fmt: skip
+                     f"{markdown_table(table.reset_index())}\n")  # fmt: skip
     return "\n".join(parts)
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    """Command-line options."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 4.0])
-    ap.add_argument("--datasets", nargs="+", default=["zipf", "wordfreq"])
-    ap.add_argument("--thresholds", type=float, nargs="+", default=[0.001, 0.002, 0.005, 0.01])
-    ap.add_argument("--alpha", type=float, default=0.05)
-    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS))
-    ap.add_argument("--bayes", nargs="*", default=[], help="Bayesian methods to add")
-    ap.add_argument("--bayes-reps", type=int, default=10)
-    ap.add_argument("--oracle", default="OUE")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default="paper/results/intervals/heavy_hitters")
-    ap.add_argument("--quiet", action="store_true")
-    return ap.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> pd.DataFrame:
-    """Run (or resume) every repetition, then write results.csv and summary.csv."""
-    args = parse(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
-    out = Path(args.out)
-    setting = {k: v for k, v in vars(args).items() if k not in _NOT_SETTING}
-    recorded = out / "setting.json"
-    if recorded.exists():
-        before = json.loads(recorded.read_text())
-        if before != json.loads(json.dumps(setting)):
-            raise ValueError(f"{out} holds runs of another setting ({before}); use a new --out")
-    else:
-        write_json(recorded, setting)
-    files = []
-    for dataset in args.datasets:
-        for eps in args.eps:
-            for rep in range(args.reps):
-                part = out / "parts" / f"{dataset}_eps{eps:g}_rep{rep:03d}.csv"
-                files.append(part)
-                if not part.exists():
-                    start = time.perf_counter()
-                    write_csv(part, pd.DataFrame(run_rep(args, dataset, eps, rep)))
-                    logger.info("%s eps=%g rep %d: %.1f s", dataset, eps, rep,
-                                time.perf_counter() - start)  # fmt: skip
-    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    write_csv(out / "results.csv", frame)
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """FWER and recall against the threshold per rule; summary.csv and tables.md."""
+    frame = wide(results)
     summary = summarise(frame)
-    write_csv(out / "summary.csv", summary)
-    with atomic_open(out / "tables.md") as fh:
+    with atomic_open(folder / "tables.md") as fh:
         fh.write(tables(summary))
+    alpha = results.loc[results["metric"] == "alpha", "value"]
+    cells = list(summary.groupby(["dataset", "epsilon"], sort=False))
+    fig, axes = new_figure(len(cells), 2, width=11, row_height=3.6)
+    for row, ((dataset, eps), block) in enumerate(cells):
+        first = results[results["dataset"] == dataset].iloc[0]
+        for ax, column, label in ((axes[row, 0], "fwer", "FWER"),
+                                  (axes[row, 1], "recall", "recall")):  # fmt: skip
+            for rule, g in block.groupby("rule", sort=False):
+                style = dict(method_style(rule), **TESTS.get(rule, {}))
+                ax.plot(g["threshold"], g[column], label=rule_label(rule), **style)
+            if column == "fwer" and len(alpha):
+                ax.axhline(alpha.iloc[0], color="green", lw=1, ls="--",
+                           label=f"alpha = {alpha.iloc[0]:g}")  # fmt: skip
+            ax.set_xscale("log")
+            ax.set_ylim(-0.03, 1.03)
+            ax.set_xlabel("threshold t")
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+            runs = int(block["runs"].min())
+            ax.set_title(f"{dataset_note(dataset, first['n'], first['d'])}\n"
+                         f"eps = {eps:g}, {first['oracle']}, {runs} runs", fontsize=8)  # fmt: skip
+        axes[row, 1].legend(fontsize=7, loc="lower right", ncol=2)
+    fig.tight_layout()
+    save_figure(fig, folder / "figure.png")
     return summary
 
 
+EXPERIMENT = Experiment(
+    name="heavy_hitter_fwer",
+    description="FWER, recall and precision of Holm heavy hitters vs thresholding rules",
+    figure="README 'Intervals and heavy hitters'",
+    task=task,
+    grid=Grid(
+        ("zipf", "wordfreq"),
+        (1.0, 4.0),
+        reps=30,
+        methods=METHODS,
+        params={"thresholds": THRESHOLDS, "alpha": 0.05, "bayes_reps": 10},
+    ),
+    quick=Grid(
+        ("zipf:d=128,n=100000",),
+        (1.0, 4.0),
+        reps=2,
+        methods=METHODS,
+        params={"thresholds": THRESHOLDS, "alpha": 0.05, "bayes_reps": 1},
+    ),
+    plot=plot,
+    seed=cell_seed,
+    group="intervals",
+    options={
+        "alpha": "family-wise error level of the tests",
+        "bayes_reps": "repetitions that run the Bayesian (MCMC) methods",
+    },
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
-    sys.exit(0)
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.heavy_hitter_fwer import main
+
+    sys.exit(main())

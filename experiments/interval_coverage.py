@@ -2,7 +2,7 @@
 
 For each dataset, epsilon and repetition the oracle (OUE by default) is simulated once
 and every method is applied to the same measurement. For each method and each interval
-kind it offers (``normal``, ``bootstrap``, ``percentile``, ``posterior``), the script
+kind it offers (``normal``, ``bootstrap``, ``percentile``, ``posterior``), the study
 records how many of these intervals contain the true frequency:
 
 - ``set10``, ``set50``: random sets of 10% and 50% of the domain
@@ -11,58 +11,61 @@ records how many of these intervals contain the true frequency:
 - ``item``: ``--queries`` items drawn uniformly from the domain (mostly the tail, where
   clipped methods answer 0), split by whether the API warns for them (``flagged``).
 
-One file per (dataset, epsilon, repetition) is written atomically to ``OUT/parts``, so an
-interrupted run resumes; ``OUT/results.csv`` and ``OUT/summary.csv`` are then rebuilt
-from the parts. Seeds come from ``numpy.random.SeedSequence([seed, crc32(dataset),
-round(1000 eps), rep])``.
+Rows: metric ``STAT:KIND:QUERY`` with ``STAT`` one of ``covered``, ``n``, ``flagged``,
+``covered_flagged`` (counts) and ``width`` (mean width), ``param`` the nominal coverage;
+``bootstrap_seconds`` (time to compute the ``--replicates`` replicates) and
+``vectorised`` per method. Bayesian (MCMC) methods run on the first ``--bayes-reps``
+repetitions only.
 
-Run ``python experiments/interval_coverage.py --reps 30 --out paper/results/intervals/coverage``.
+The report, from the saved results only: ``summary.csv`` (coverage over all runs, mean
+width, share flagged, per dataset, eps, method, kind and query), ``tables.md`` (one
+Markdown table per dataset and eps, and coverage of each top-10 item) and
+``figure.png`` (coverage per method, kind and query against the 85-95% band).
+
+Seeding as in the study's first script: the cell (dataset, eps, rep) is seeded with
+``SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``, whose three children
+simulate the oracle, draw the query sets and seed the bootstrap.
+
+Run ``bayesldp experiment interval_coverage`` (or ``python
+experiments/interval_coverage.py``); ``--eps 0.5,1,2`` for more budgets, ``--queries``,
+``--replicates``, ``--prob`` and ``--bayes-reps`` change the setting.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
 import sys
 import time
-import warnings
 import zlib
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-import bayesldp
-from bayesldp import datasets, intervals, metrics
-from bayesldp.io import atomic_open, markdown_table, write_csv, write_json
-from bayesldp.registry import get_method, method_names
+from bayesldp import intervals, metrics
+from bayesldp.io import atomic_open, markdown_table
+from bayesldp.plotting import dataset_note, method_order, new_figure, save_figure
+from bayesldp.registry import parse_method
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 
-logger = logging.getLogger("interval_coverage")
-
-#: Every NumPy method with a vectorised bootstrap (ibu is re-run one replicate at a time).
-DEFAULT_METHODS = tuple(m for m in method_names(bayesian=False) if m != "ibu")
 DATASETS = ("zipf", "wordfreq", "us_cities")
-_NOT_SETTING = {"reps", "out", "quiet", "bayes_reps"}
+#: Interval kinds, each with its marker.
+KINDS = {"normal": "o", "bootstrap": "s", "percentile": "^", "posterior": "D"}
+#: Query groups of the figure and tables (the top items pooled).
+GROUPS = ("set10", "set50", "top10", "item")
+STATS = ("covered", "n", "flagged", "covered_flagged", "width")
 
 
-@cache
-def load(name: str) -> datasets.Dataset:
-    """The dataset at the setting of the task (Zipf s 1.5, d 1024, n 1e6; real data)."""
-    if name == "zipf":
-        return datasets.zipf(1.5, 1024, 1_000_000, rng=0)
-    if name == "wordfreq":
-        return datasets.wordfreq_words()
-    if name == "us_cities":
-        return datasets.us_cities()
-    return datasets.get_dataset(name)
+def cell_seed(task: Task) -> np.random.SeedSequence:
+    """``SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``: the first scripts' rule."""
+    return np.random.SeedSequence(
+        [task.seed, zlib.crc32(task.dataset.encode()), round(1000 * task.epsilon), task.rep]
+    )
 
 
-def seeds(seed: int, dataset: str, eps: float, rep: int) -> list[np.random.SeedSequence]:
-    """Independent streams for the simulation, the queries and the bootstrap."""
-    root = np.random.SeedSequence([seed, zlib.crc32(dataset.encode()), round(1000 * eps), rep])
-    return root.spawn(3)
+def runnable_methods(task: Task) -> list[str]:
+    """The task's methods, without the Bayesian ones past ``params["bayes_reps"]``."""
+    reps = task.params["bayes_reps"]
+    return [s for s in task.methods if task.rep < reps or not parse_method(s)[0].bayesian]
 
 
 def queries(d: int, truth: np.ndarray, n_queries: int, rng) -> dict[str, np.ndarray]:
@@ -83,56 +86,67 @@ def queries(d: int, truth: np.ndarray, n_queries: int, rng) -> dict[str, np.ndar
     return out
 
 
-def run_rep(args: argparse.Namespace, dataset: str, eps: float, rep: int) -> list[dict]:
+def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: coverage counts for every method, interval kind and query type."""
-    data = load(dataset)
-    truth = data.frequencies
-    sim, qseq, bseq = seeds(args.seed, dataset, eps, rep)
-    oracle = bayesldp.make_oracle(args.oracle, eps, data.d)
-    m = oracle.simulate(data.counts, np.random.default_rng(sim))
-    sets = queries(data.d, truth, args.queries, np.random.default_rng(qseq))
+    p = task.params
+    truth = dataset.frequencies
+    sim, qseq, bseq = seq.spawn(3)
+    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    sets = queries(dataset.d, truth, p["queries"], np.random.default_rng(qseq))
     boot_seed = int(bseq.generate_state(1)[0])
-    methods = list(args.methods)
-    if args.bayes and rep < args.bayes_reps:
-        methods += args.bayes
-    rows = []
-    for method in methods:
-        spec = get_method(method)
-        options = {"rng": boot_seed} if spec.accepts("rng") else {}
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = bayesldp.postprocess(m, method, **options)
-        fit_seconds = time.perf_counter() - start
+    estimates, seconds, notes = apply_methods(
+        m, runnable_methods(task), seq, true_counts=dataset.counts
+    )
+    names = list(sets)
+    stacked = np.concatenate([sets[q] for q in names])
+    bounds = np.cumsum([0] + [sets[q].shape[0] for q in names])
+    value = stacked.astype(np.float64) @ truth
+    prob = float(p["prob"])
+    rows: list[Row] = []
+    for method, est in estimates.items():
+        sec, note = seconds[method], notes[method]
+        kinds = intervals.available_intervals(est)
         boot = None
-        if "bootstrap" in intervals.available_intervals(est):
-            boot = est.bootstrap(args.replicates, rng=boot_seed)
+        if "bootstrap" in kinds:
+            boot = est.bootstrap(p["replicates"], rng=boot_seed)
             start = time.perf_counter()
             boot.sample(0, 1)  # compute (and cache) every replicate, timed
-            boot_seconds = time.perf_counter() - start
-        names = list(sets)
-        stacked = np.concatenate([sets[q] for q in names])
-        bounds = np.cumsum([0] + [sets[q].shape[0] for q in names])
-        value = stacked.astype(np.float64) @ truth
-        for kind in intervals.available_intervals(est):
+            rows.append((method, "bootstrap_seconds", np.nan, time.perf_counter() - start,
+                         sec, note))  # fmt: skip
+            rows.append((method, "vectorised", np.nan, float(bool(boot.info["vectorised"])),
+                         sec, note))  # fmt: skip
+        for kind in kinds:
             lo, hi, used = intervals.set_intervals(
-                est, stacked, args.prob, kind, warn=False, bootstrap=boot
+                est, stacked, prob, kind, warn=False, bootstrap=boot
             )
             covered = (lo <= value) & (value <= hi)
-            note = intervals.flagged_sets(est, stacked, used)
+            flagged = intervals.flagged_sets(est, stacked, used)
             for i, query in enumerate(names):
                 sl = slice(bounds[i], bounds[i + 1])
-                rows.append({
-                    "dataset": dataset, "oracle": args.oracle, "epsilon": eps, "rep": rep,
-                    "method": method, "kind": used, "query": query, "n": int(sl.stop - sl.start),
-                    "covered": int(covered[sl].sum()), "width": float(np.mean(hi[sl] - lo[sl])),
-                    "flagged": int(note[sl].sum()),
-                    "covered_flagged": int(covered[sl][note[sl]].sum()),
-                    "fit_seconds": fit_seconds,
-                    "bootstrap_seconds": boot_seconds if boot is not None else np.nan,
-                    "vectorised": boot.info["vectorised"] if boot is not None else None,
-                })  # fmt: skip
+                stats = {
+                    "covered": covered[sl].sum(),
+                    "n": sl.stop - sl.start,
+                    "flagged": flagged[sl].sum(),
+                    "covered_flagged": covered[sl][flagged[sl]].sum(),
+                    "width": np.mean(hi[sl] - lo[sl]),
+                }
+                rows += [(method, f"{stat}:{used}:{query}", prob, float(v), sec, note)
+                         for stat, v in stats.items()]  # fmt: skip
     return rows
+
+
+def counts(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, oracle, eps, rep, method, kind, query): the counts and width."""
+    sub = results[results["metric"].str.count(":") == 2]
+    parts = sub["metric"].str.split(":", expand=True)
+    sub = sub.assign(stat=parts[0], kind=parts[1], query=parts[2])
+    keys = ["dataset", "oracle", "epsilon", "rep", "method", "kind", "query"]
+    out = sub.pivot_table(index=keys, columns="stat", values="value", sort=False).reset_index()
+    out.columns.name = None
+    seconds = results[results["metric"] == "bootstrap_seconds"]
+    seconds = seconds[["dataset", "oracle", "epsilon", "rep", "method", "value"]]
+    seconds = seconds.rename(columns={"value": "bootstrap_seconds"})
+    return out.merge(seconds, how="left", on=["dataset", "oracle", "epsilon", "rep", "method"])
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -151,6 +165,17 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def pooled(summary: pd.DataFrame) -> pd.DataFrame:
+    """Coverage per (dataset, eps, method, kind) and query group: the top 10 pooled."""
+    block = summary.assign(
+        query=summary["query"].where(~summary["query"].str.startswith("top"), "top10")
+    )
+    keys = ["dataset", "epsilon", "method", "kind", "query"]
+    g = block.groupby(keys, sort=False)[["covered", "n", "flagged", "covered_flagged"]].sum()
+    g["coverage"] = g["covered"] / g["n"]
+    return g.reset_index()
+
+
 def tables(summary: pd.DataFrame) -> str:
     """Markdown tables: coverage by method and interval kind, one table per dataset.
 
@@ -160,9 +185,9 @@ def tables(summary: pd.DataFrame) -> str:
     """
     parts = []
     for (dataset, eps), block in summary.groupby(["dataset", "epsilon"], sort=False):
-        pooled = block.assign(query=block["query"].where(~block["query"].str.startswith("top"),
-                                                         "top10"))  # fmt: skip
-        g = pooled.groupby(["method", "kind", "query"], sort=False)[
+        pool = block.assign(query=block["query"].where(~block["query"].str.startswith("top"),
+                                                       "top10"))  # fmt: skip
+        g = pool.groupby(["method", "kind", "query"], sort=False)[
             ["covered", "n", "flagged", "covered_flagged"]
         ].sum()
         cov = (g["covered"] / g["n"]).unstack("query")
@@ -186,62 +211,98 @@ def tables(summary: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    """Command-line options."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--eps", type=float, nargs="+", default=[1.0])
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS))
-    ap.add_argument("--bayes", nargs="*", default=[], help="Bayesian methods to add")
-    ap.add_argument("--bayes-reps", type=int, default=10, help="repetitions with --bayes")
-    ap.add_argument("--oracle", default="OUE")
-    ap.add_argument("--queries", type=int, default=100, help="random sets per size")
-    ap.add_argument("--replicates", type=int, default=200, help="bootstrap replicates")
-    ap.add_argument("--prob", type=float, default=0.9)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default="paper/results/intervals/coverage")
-    ap.add_argument("--quiet", action="store_true")
-    return ap.parse_args(argv)
+def coverage_rows(ax, table: pd.DataFrame, prob: float, title: str) -> None:
+    """Coverage of each method (a row) and interval kind (a marker) against the band.
+
+    ``table`` has columns ``method``, ``kind`` and ``coverage``.
+    """
+    methods = method_order(table["method"].unique())
+    ax.axvspan(prob - 0.05, prob + 0.05, color="green", alpha=0.15)
+    ax.axvline(prob, color="green", lw=1)
+    for kind, marker in KINDS.items():
+        sub = table[table["kind"] == kind].set_index("method")
+        if sub.empty:
+            continue
+        ys = [y for y, m in enumerate(methods) if m in sub.index]
+        xs = [sub.loc[m, "coverage"] for m in methods if m in sub.index]
+        ax.plot(xs, ys, marker, ls="", ms=6, mfc="none", mew=1.5, label=kind)
+    ax.set_yticks(range(len(methods)), methods, fontsize=7)
+    ax.set_ylim(len(methods) - 0.5, -0.5)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("coverage")
+    ax.set_title(title, fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
 
 
-def main(argv: list[str] | None = None) -> pd.DataFrame:
-    """Run (or resume) every repetition, then write results.csv and summary.csv."""
-    args = parse(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
-    out = Path(args.out)
-    parts = out / "parts"
-    setting = {k: v for k, v in vars(args).items() if k not in _NOT_SETTING}
-    recorded = out / "setting.json"
-    if recorded.exists():
-        before = json.loads(recorded.read_text())
-        if before != json.loads(json.dumps(setting)):
-            raise ValueError(f"{out} holds runs of another setting ({before}); use a new --out")
-    else:
-        write_json(recorded, setting)
-    files = []
-    for dataset in args.datasets:
-        for eps in args.eps:
-            for rep in range(args.reps):
-                part = parts / f"{dataset}_eps{eps:g}_rep{rep:03d}.csv"
-                files.append(part)
-                if part.exists():
-                    continue
-                start = time.perf_counter()
-                write_csv(part, pd.DataFrame(run_rep(args, dataset, eps, rep)))
-                logger.info("%s eps=%g rep %d: %.1f s", dataset, eps, rep,
-                            time.perf_counter() - start)  # fmt: skip
-    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    write_csv(out / "results.csv", frame)
-    summary = summarise(frame)
-    write_csv(out / "summary.csv", summary)
-    with atomic_open(out / "tables.md") as fh:
+def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Coverage per method, kind and query group against the band; summary and tables.md."""
+    summary = summarise(counts(results))
+    with atomic_open(folder / "tables.md") as fh:
         fh.write(tables(summary))
-    versions = {"bayesldp": bayesldp.__version__, "numpy": np.__version__}
-    write_json(out / "versions.json", versions)
+    table = pooled(summary)
+    prob = float(results.loc[results["metric"].str.startswith("covered:"), "param"].iloc[0])
+    cells = list(table.groupby(["dataset", "epsilon"], sort=False))
+    n_methods = table["method"].nunique()
+    fig, axes = new_figure(len(cells), len(GROUPS), width=16, row_height=1.2 + 0.3 * n_methods)
+    for row, ((dataset, eps), block) in enumerate(cells):
+        first = results[results["dataset"] == dataset].iloc[0]
+        runs = results.loc[results["dataset"] == dataset, "rep"].nunique()
+        note = dataset_note(dataset, first["n"], first["d"])
+        for ax, group in zip(axes[row], GROUPS, strict=True):
+            title = f"{note}; eps = {eps:g}, {first['oracle']}, {runs} runs\n{group}"
+            coverage_rows(ax, block[block["query"] == group], prob, title)
+    handles = {}
+    for ax in axes.flat:
+        handles.update(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    fig.legend(list(handles.values()), list(handles), loc="upper right", ncol=len(handles),
+               fontsize=8, title="interval kind")  # fmt: skip
+    fig.suptitle(f"coverage of {prob:.0%} intervals (band: {prob - 0.05:.0%}-{prob + 0.05:.0%})",
+                 x=0.3)  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
+    save_figure(fig, folder / "figure.png")
     return summary
 
 
+EXPERIMENT = Experiment(
+    name="interval_coverage",
+    description="coverage of 90% intervals per method and interval kind (sets, top 10, items)",
+    figure="README 'Intervals and heavy hitters'",
+    task=task,
+    grid=Grid(
+        DATASETS,
+        (1.0,),
+        reps=30,
+        extra_methods=("oue-zero",),
+        params={"queries": 100, "replicates": 200, "prob": 0.9, "bayes_reps": 10},
+    ),
+    quick=Grid(
+        ("zipf:d=128,n=100000",),
+        (1.0,),
+        reps=2,
+        methods=("base", "norm", "norm-sub", "norm-hyb", "power-ns", "oue-zero"),
+        params={"queries": 10, "replicates": 50, "prob": 0.9, "bayes_reps": 1},
+    ),
+    plot=plot,
+    seed=cell_seed,
+    group="intervals",
+    options={
+        "queries": "random sets per size, and random single items",
+        "replicates": "parametric bootstrap replicates",
+        "prob": "nominal coverage of the intervals",
+        "bayes_reps": "repetitions that run the Bayesian (MCMC) methods",
+    },
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this experiment from the command line (``--help`` lists the options)."""
+    from bayesldp.cli import experiment_main
+
+    return experiment_main(EXPERIMENT, argv)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
-    sys.exit(0)
+    # run the installed module's main, whose functions Dask workers can import by name
+    from bayesldp.experiments.interval_coverage import main
+
+    sys.exit(main())
