@@ -135,5 +135,13 @@ def test_query_arguments_checked():
         est.subset([0, 0])
     with pytest.raises(ValueError, match="mask"):
         est.subset(np.array([True, False]))
-    with pytest.raises(ValueError, match="posterior draws"):
-        est.interval([0])
+    with pytest.raises(ValueError, match="prob"):
+        est.interval([0], prob=1.5)
+    with pytest.raises(ValueError, match="prob"):
+        est.interval([0], prob=True)
+    with pytest.raises(ValueError, match="method"):
+        est.interval([0], method="magic")
+    with pytest.raises(ValueError, match="out of range"):
+        est.interval([3])
+    with pytest.raises(ValueError, match="posterior"):
+        est.interval([0], method="posterior")  # norm-sub carries no posterior draws
