@@ -118,7 +118,8 @@ def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> float:
 
 
 def _window(y: float, sigma_c: float, n: int) -> tuple[int, int]:
-    lo = max(1, math.floor(y - WINDOW * sigma_c))
+    # an estimate far above n (possible with very little privacy budget) leaves only n
+    lo = min(n, max(1, math.floor(y - WINDOW * sigma_c)))
     hi = min(n, math.ceil(max(y, 1.0) + WINDOW * sigma_c))
     return lo, max(lo, hi)
 
@@ -195,7 +196,8 @@ def posterior_mean_direct(y, s: float, sigma_c: float, n: int, full: bool = Fals
     for i, yi in enumerate(y):
         log_den, log_num, _ = _log_sums(float(yi), s, sigma_c, n, counts)
         out[i] = math.exp(log_num - log_den)
-    return out
+    # a mean of counts in [1, n]: exp(log ratio) can round past n (by ~1e-10 relative)
+    return np.minimum(out, float(n))
 
 
 def spline_nodes(

@@ -134,6 +134,8 @@ LIKELIHOODS = ("binomial", "gaussian")
 SOLVERS = ("sqp", "em", "cvxpy")
 #: Kinds of posterior draws behind intervals.
 DRAW_KINDS = ("bootstrap", "plug-in")
+#: Prior weight given to every grid atom when the NPMLE alone cannot be tilted to n.
+PRIOR_FLOOR = 1e-9
 
 
 # ---------------------------------------------------------------------------
@@ -1168,6 +1170,37 @@ def _frequencies(post: TiltedPosterior, n: int) -> np.ndarray:
     return f / f.sum()
 
 
+def _condition_on_total(
+    lik: CountLikelihood, weights: np.ndarray, n: int
+) -> tuple[TiltedPosterior, np.ndarray]:
+    """Item posteriors conditioned on the total, and the frequencies they give.
+
+    The exponential tilt of the fitted prior (:func:`tilted_posterior`). When no tilt of
+    its atoms reaches ``n`` (they all lie on one side of ``n / d``, e.g. every support
+    count is 0, or the likelihood confines the items below it), every grid atom is
+    first given prior weight :data:`PRIOR_FLOOR`; failing that, the untilted posterior
+    means are moved onto the total by the variance-weighted Norm-Sub of
+    :func:`project_to_total`. Either fallback warns.
+    """
+    try:
+        post = tilted_posterior(lik, weights, total=float(n))
+        return post, _frequencies(post, n)
+    except (ValueError, RuntimeError) as exc:
+        reason = str(exc)
+    floored = (1 - PRIOR_FLOOR) * weights + PRIOR_FLOOR / weights.size
+    try:
+        post = tilted_posterior(lik, floored, total=float(n))
+        how = f"every grid atom was given prior weight {PRIOR_FLOOR:g}"
+        frequencies = _frequencies(post, n)
+    except (ValueError, RuntimeError):
+        post = tilted_posterior(lik, weights, total=None)
+        moved = project_to_total(post.item_means(), post.item_variances(), float(n))
+        frequencies = moved / moved.sum()
+        how = "the untilted posterior means were moved onto the total (variance-weighted)"
+    warnings.warn(f"eb-npmle: {reason}; {how}", RuntimeWarning, stacklevel=3)
+    return post, frequencies
+
+
 def _fit_prior(m: Measurement, opts: dict) -> tuple[NPMLEFit, CountLikelihood]:
     """Grid, corrected counts, likelihood matrix and NPMLE, as :func:`eb_npmle` does."""
     grid = count_grid(
@@ -1256,10 +1289,10 @@ def eb_npmle(
     ------
     ValueError
         Bad arguments (the message names the argument).
-    RuntimeError
+    RuntimeWarning
         When no tilt of the fitted prior makes the posterior means add up to ``n`` (the
-        atoms are all above or all below ``n / d``; seen only with
-        ``correct_total=False``, when the raw total is far off).
+        atoms all above or all below ``n / d``, e.g. every support count 0); the
+        fallback used is named (see :func:`_condition_on_total`).
 
     Returns
     -------
@@ -1278,6 +1311,11 @@ def eb_npmle(
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     n_boot = check_int(n_boot, "n_boot", minimum=1)
     tol = check_float(tol, "tol", minimum=0, strict_minimum=True)
+    grid_spacing = check_float(grid_spacing, "grid_spacing", minimum=0, strict_minimum=True)
+    grid_growth = check_float(grid_growth, "grid_growth", minimum=0, strict_minimum=True)
+    grid_window = check_float(grid_window, "grid_window", minimum=0, strict_minimum=True)
+    if max_iter is not None:
+        max_iter = check_int(max_iter, "max_iter", minimum=1)
     rng = check_rng(rng)
     opts = {
         "likelihood": likelihood,
@@ -1292,14 +1330,7 @@ def eb_npmle(
     with single_threaded_blas():
         fit, lik = _fit_prior(m, opts)
         solved = time.perf_counter()
-        try:
-            post = tilted_posterior(lik, fit.weights, total=float(m.n))
-        except ValueError as exc:
-            hint = "" if correct_total else " (correct_total=False leaves the total's noise in)"
-            raise RuntimeError(
-                f"eb-npmle: {exc}; the fitted prior cannot be conditioned on the total{hint}"
-            ) from exc
-        frequencies = _frequencies(post, m.n)
+        post, frequencies = _condition_on_total(lik, fit.weights, m.n)
         table = PosteriorTable.from_posterior(post)
     seed = int(rng.integers(2**63 - 1))
     if uncertainty == "plug-in":

@@ -74,6 +74,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bayesldp._validation import (
+    as_array,
     check_counts,
     check_domain_size,
     check_epsilon,
@@ -426,7 +427,7 @@ class FrequencyOracle(ABC):
             ``report_dtype`` (see the module docstring).
         """
         rng = _require_generator(rng)
-        arr = np.asarray(values)
+        arr = as_array(values, "values")
         check_values(arr[:0] if arr.ndim == 1 else arr, self.domain_size)  # shape, dtype
         out = np.empty((arr.size, *self.report_shape), dtype=self.report_dtype)
         for sl in _blocks(arr.size, self.block_rows):
@@ -453,7 +454,7 @@ class FrequencyOracle(ABC):
         ValueError
             Another dtype or shape, or a value outside the format's range.
         """
-        r = np.asarray(reports)
+        r = as_array(reports, name)
         want = (r.shape[0] if r.ndim else 0, *self.report_shape)
         if r.dtype != self.report_dtype or r.ndim != len(want) or r.shape != want:
             raise ValueError(

@@ -224,3 +224,23 @@ def test_rng_seed_accepted_in_set_value_mse():
     a = metrics.set_value_mse(f, est, 50, 0, n_queries=5)
     b = metrics.set_value_mse(f, est, 50, np.random.default_rng(0), n_queries=5)
     assert a == b and math.isfinite(a)
+
+
+def test_power_estimate_far_above_n_does_not_allocate_beyond_n():
+    # eps = 0.001: the raw estimate of a single item was 2001 (6.3e9 users for n = 3.2e6);
+    # the summation window started above n and power asked for 47 GiB.
+    m = bayesldp.Measurement.from_support_counts(
+        np.array([3162677]), 3162677, 0.5, 0.4997500000208333, oracle="OUE"
+    )
+    for method in ("power", "power-ns"):
+        est = bayesldp.postprocess(m, method, s=1.0)
+        assert np.isfinite(est.frequencies).all() and 0 <= est.frequencies[0] <= 1
+
+
+def test_eb_npmle_all_zero_counts_still_sums_to_one():
+    # every support count 0 (n = 1, HR): the NPMLE puts all its weight at count 0 and no
+    # tilt of it reaches the total; the fallback is named in a warning
+    m = bayesldp.Measurement.from_support_counts(np.array([0, 0]), 1, 0.7310585786300049, 0.5)
+    with pytest.warns(RuntimeWarning, match="eb-npmle"):
+        est = bayesldp.postprocess(m, "eb-npmle", rng=0)
+    assert est.frequencies.min() >= 0 and abs(est.frequencies.sum() - 1) < 1e-12
