@@ -103,7 +103,7 @@ class Dataset:
 def zipf(
     s: float = 1.5, d: int = 1024, n: int = 1_000_000, rng: np.random.Generator | int = 0
 ) -> Dataset:
-    """Users drawn i.i.d. from a Zipf law :math:`f_v \\propto (v+1)^{-s}` on ``d`` items.
+    r"""Users drawn i.i.d. from a Zipf law :math:`f_v \propto (v+1)^{-s}` on ``d`` items.
 
     The papers' synthetic dataset (``s = 1.5``, ``d = 1024``, ``n = 10^6``).
     """

@@ -228,7 +228,7 @@ class Estimate:
         return order, self.frequencies[order]
 
     def interval(self, indices, prob: float = 0.9, method: str | None = None):
-        """Interval for a subset sum: the method's natural one, or the kind asked for.
+        r"""Interval for a subset sum: the method's natural one, or the kind asked for.
 
         Parameters
         ----------
@@ -248,8 +248,8 @@ class Estimate:
               frequencies; centred at the raw estimate, not at this method's answer
               (``post-pos`` clips it at 0 like its answers).
             - ``"bootstrap"`` (non-Bayesian registered methods): the basic parametric
-              bootstrap interval :math:`[T - (q_{hi} - \\theta^*), T - (q_{lo} -
-              \\theta^*)]`, with ``T`` this method's answer, ``\\theta^*`` the set's
+              bootstrap interval :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} -
+              \theta^*)]`, with ``T`` this method's answer, ``\theta^*`` the set's
               frequency in the fitted bootstrap world and ``q`` quantiles of the
               replicates' answers (:meth:`bootstrap`).
             - ``"percentile"``: the quantiles of the replicates' answers.
@@ -322,12 +322,12 @@ class Estimate:
         return boot
 
     def heavy_hitters(self, threshold: float, alpha: float = 0.05):
-        """Items whose frequency exceeds ``threshold``, with error control.
+        r"""Items whose frequency exceeds ``threshold``, with error control.
 
         Frequentist methods: Holm's step-down procedure on one-sided tests of
-        :math:`f_v \\le t` from the raw unbiased estimates (normal approximation, each
+        :math:`f_v \le t` from the raw unbiased estimates (normal approximation, each
         item's variance at :math:`f_v = t`), so the family-wise error rate, the
-        probability of declaring *any* item with :math:`f_v \\le t`, is at most
+        probability of declaring *any* item with :math:`f_v \le t`, is at most
         ``alpha`` (up to the normal approximation); the post-processing does not enter.
         Estimates with posterior draws: the items whose posterior probability of
         exceeding ``t`` is above ``1 - alpha`` (a per-item statement, not a

@@ -1,4 +1,4 @@
-"""Intervals for subset sums: exact normal intervals of the raw estimates, and the
+r"""Intervals for subset sums: exact normal intervals of the raw estimates, and the
 parametric bootstrap of any post-processing method.
 
 Three kinds of interval back :meth:`bayesldp.Estimate.interval`:
@@ -13,7 +13,7 @@ Three kinds of interval back :meth:`bayesldp.Estimate.interval`:
     A parametric bootstrap (:class:`ParametricBootstrap`): support counts are simulated
     from the fitted frequencies, the same method is re-run on each replicate with the
     same options, and the interval is the basic (pivotal) bootstrap interval
-    :math:`[T - (q_{hi} - \\theta^*), T - (q_{lo} - \\theta^*)]` (``"bootstrap"``) or the
+    :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} - \theta^*)]` (``"bootstrap"``) or the
     quantiles of the replicates themselves (``"percentile"``). ``"bootstrap"`` is the
     natural interval of every other non-Bayesian method.
 ``"posterior"``
@@ -175,30 +175,30 @@ def _mixed_hypergeometric_variance(
 
 
 def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray:
-    """Exact variance of the summed support counts :math:`C_S = \\sum_{v \\in S} c_v`.
+    r"""Exact variance of the summed support counts :math:`C_S = \sum_{v \in S} c_v`.
 
     Each user contributes :math:`N_i`, the number of items of ``S`` their report
     supports; users are independent given their values, so
-    :math:`\\operatorname{Var} C_S = \\sum_u x_u \\operatorname{Var}(N \\mid u)` with
+    :math:`\operatorname{Var} C_S = \sum_u x_u \operatorname{Var}(N \mid u)` with
     :math:`x_u = n f_u` users holding ``u``. With :math:`a = |S|` and
-    :math:`x_S = \\sum_{u \\in S} x_u`:
+    :math:`x_S = \sum_{u \in S} x_u`:
 
     .. math::
 
-        \\text{OUE, SUE, OLH:}\\quad & a\\,n\\,q(1-q) + x_S\\,(p-q)(1-p-q)
-            \\quad\\text{(supports independent across items)}\\\\
-        \\text{GRR:}\\quad & x_S\\,\\pi_1(1-\\pi_1) + (n - x_S)\\,\\pi_0(1-\\pi_0),
-            \\quad \\pi_1 = p + (a-1)q,\\ \\pi_0 = a q\\\\
-        \\text{SS:}\\quad & x_S V_1 + (n - x_S) V_0\\\\
-        \\text{HR:}\\quad & \\tfrac14 \\sum_u x_u \\left(a + \\beta M_u - \\beta^2
-            [u \\in S]\\right),\\quad \\beta = 2p - 1.
+        \text{OUE, SUE, OLH:}\quad & a\,n\,q(1-q) + x_S\,(p-q)(1-p-q)
+            \quad\text{(supports independent across items)}\\
+        \text{GRR:}\quad & x_S\,\pi_1(1-\pi_1) + (n - x_S)\,\pi_0(1-\pi_0),
+            \quad \pi_1 = p + (a-1)q,\ \pi_0 = a q\\
+        \text{SS:}\quad & x_S V_1 + (n - x_S) V_0\\
+        \text{HR:}\quad & \tfrac14 \sum_u x_u \left(a + \beta M_u - \beta^2
+            [u \in S]\right),\quad \beta = 2p - 1.
 
     SS (report size :math:`k = q(d-1) + p`): a user holding ``u`` reports ``u`` plus
     ``k - 1`` of the other ``d - 1`` items with probability ``p``, else ``k`` of them, so
     the number of set items is a mixture of hypergeometric counts whose variance is
-    :math:`V_1` for :math:`u \\in S` and :math:`V_0` otherwise. HR: item ``v`` owns the
+    :math:`V_1` for :math:`u \in S` and :math:`V_0` otherwise. HR: item ``v`` owns the
     columns where Hadamard row ``v + 1`` is +1; :math:`M_u` counts the ordered pairs
-    ``(r, s)`` of rows of ``S`` with :math:`r \\oplus s = u + 1` (by two Walsh-Hadamard
+    ``(r, s)`` of rows of ``S`` with :math:`r \oplus s = u + 1` (by two Walsh-Hadamard
     transforms), since the columns of two items are correlated through the row their
     XOR names. OLH's independence holds for an ideal hash; the universal family
     :class:`~bayesldp.OLH` draws from correlates items whose offsets from the user's
@@ -215,8 +215,8 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
         One set (indices or a length-``d`` mask) or a ``(Q, d)`` boolean array of sets.
     frequencies : array_like, optional
         The frequencies at which to evaluate the variance. By default a plug-in:
-        :math:`x_S = n\\,\\mathrm{clip}(\\sum_S \\tilde f, 0, 1)` and, for HR's
-        cross terms, :math:`x_u = n\\,\\mathrm{clip}(\\tilde f_u, 0, 1)`.
+        :math:`x_S = n\,\mathrm{clip}(\sum_S \tilde f, 0, 1)` and, for HR's
+        cross terms, :math:`x_u = n\,\mathrm{clip}(\tilde f_u, 0, 1)`.
 
     Returns
     -------
@@ -273,7 +273,7 @@ def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
 
 
 def subset_variance(m: Measurement, indices, frequencies=None) -> float:
-    """Exact variance of :math:`\\sum_{v \\in S} \\tilde f_v`: :math:`\\operatorname{Var}
+    r"""Exact variance of :math:`\sum_{v \in S} \tilde f_v`: :math:`\operatorname{Var}
     C_S / (n (p-q))^2` (see :func:`subset_count_variances`)."""
     return subset_count_variance(m, indices, frequencies) / (m.n * (m.p - m.q)) ** 2
 
@@ -285,9 +285,9 @@ def _z(prob: float) -> float:
 def normal_interval(
     m: Measurement, indices, prob: float = 0.9, *, clip_at_zero: bool = False
 ) -> Interval:
-    """Normal interval of a set's frequency from the raw estimates (plug-in variance).
+    r"""Normal interval of a set's frequency from the raw estimates (plug-in variance).
 
-    :math:`\\sum_S \\tilde f \\pm z_{(1+prob)/2} \\sqrt{\\operatorname{Var}}`,
+    :math:`\sum_S \tilde f \pm z_{(1+prob)/2} \sqrt{\operatorname{Var}}`,
     intersected with ``[0, 1]``; ``clip_at_zero`` clips both ends at 0 first (the
     ``post-pos`` query rule, a monotone map, so coverage is unchanged).
     """
@@ -325,13 +325,13 @@ def fitted_counts(frequencies: np.ndarray, n: int) -> np.ndarray:
 
 
 def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One replicate of support counts for users with true counts ``x``.
+    r"""One replicate of support counts for users with true counts ``x``.
 
     GRR exactly: a user reports its own value with probability :math:`p - q` and
     otherwise a value uniform over all ``d`` (the same law, since
     :math:`p = (p - q) + q` and :math:`q = 0 + q`), so the counts are
-    :math:`\\mathrm{Bin}(x_v, p-q)` plus one multinomial of the rest over ``d`` cells.
-    Other oracles: :math:`\\mathrm{Bin}(x_v, p) + \\mathrm{Bin}(n - x_v, q)`, the exact
+    :math:`\mathrm{Bin}(x_v, p-q)` plus one multinomial of the rest over ``d`` cells.
+    Other oracles: :math:`\mathrm{Bin}(x_v, p) + \mathrm{Bin}(n - x_v, q)`, the exact
     joint law for OUE and SUE and the exact marginals for OLH, SS and HR (whose
     dependence between items is ignored; subset sums of SS and HR replicates then have
     the wrong variance, see :func:`subset_count_variance`).

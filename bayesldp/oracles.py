@@ -1,4 +1,4 @@
-"""Pure LDP frequency oracles: GRR, OUE, SUE (basic RAPPOR), OLH, SS and HR.
+r"""Pure LDP frequency oracles: GRR, OUE, SUE (basic RAPPOR), OLH, SS and HR.
 
 Every oracle offers the user side (:meth:`~FrequencyOracle.privatize`), the aggregator
 side (:meth:`~FrequencyOracle.support_counts`, :meth:`~FrequencyOracle.aggregate`), a
@@ -55,9 +55,9 @@ its probability (:mod:`bayesldp.exact_random`: 64-bit comparisons resolved digit
 by digit block, packed bits from 8 random bits per bit with exact tie resolution,
 uniform integers from numpy's unbiased bounded sampler, uniform subsets by exact
 rejection). ``p`` and ``q`` are finite and accurate for any finite epsilon
-(:func:`exp_ratios`: the textbook forms while :math:`e^\\varepsilon` is finite, e.g.
-:math:`p = e^\\varepsilon / (e^\\varepsilon + d - 1)`, then
-:math:`p = 1 / (1 + (d-1) e^{-\\varepsilon})`); at epsilon 710 or 1000 they round to
+(:func:`exp_ratios`: the textbook forms while :math:`e^\varepsilon` is finite, e.g.
+:math:`p = e^\varepsilon / (e^\varepsilon + d - 1)`, then
+:math:`p = 1 / (1 + (d-1) e^{-\varepsilon})`); at epsilon 710 or 1000 they round to
 1 and 0 and every oracle still works.
 """
 
@@ -690,11 +690,11 @@ def _bincount(r: np.ndarray, length: int) -> np.ndarray:
 
 @register_oracle
 class GRR(_OneInteger):
-    """Generalized randomized response (direct encoding).
+    r"""Generalized randomized response (direct encoding).
 
-    A user reports the true value with probability :math:`p = e^\\varepsilon /
-    (e^\\varepsilon + d - 1)` and each other value with probability
-    :math:`q = 1 / (e^\\varepsilon + d - 1)`. Reports: one unsigned integer per user
+    A user reports the true value with probability :math:`p = e^\varepsilon /
+    (e^\varepsilon + d - 1)` and each other value with probability
+    :math:`q = 1 / (e^\varepsilon + d - 1)`. Reports: one unsigned integer per user
     (the smallest dtype holding ``d - 1``).
     """
 
@@ -844,7 +844,7 @@ class _UnaryEncoding(FrequencyOracle):
 
 @register_oracle
 class OUE(_UnaryEncoding):
-    """Optimized unary encoding: :math:`p = 1/2`, :math:`q = 1/(e^\\varepsilon + 1)`.
+    r"""Optimized unary encoding: :math:`p = 1/2`, :math:`q = 1/(e^\varepsilon + 1)`.
 
     Reports: the ``d`` bits packed, ``uint8`` of shape ``(n, ceil(d/8))``.
     """
@@ -862,9 +862,9 @@ class OUE(_UnaryEncoding):
 
 @register_oracle
 class SUE(_UnaryEncoding):
-    """Symmetric unary encoding (basic RAPPOR).
+    r"""Symmetric unary encoding (basic RAPPOR).
 
-    :math:`p = e^{\\varepsilon/2} / (e^{\\varepsilon/2} + 1)`, :math:`q = 1 - p`.
+    :math:`p = e^{\varepsilon/2} / (e^{\varepsilon/2} + 1)`, :math:`q = 1 - p`.
     Reports: the ``d`` bits packed, ``uint8`` of shape ``(n, ceil(d/8))``.
     """
 
@@ -885,15 +885,15 @@ _MERSENNE = (1 << 31) - 1
 
 @register_oracle
 class OLH(FrequencyOracle):
-    """Optimized local hashing.
+    r"""Optimized local hashing.
 
-    Each user draws a hash :math:`h(v) = ((a v + b) \\bmod P) \\bmod g` from a
+    Each user draws a hash :math:`h(v) = ((a v + b) \bmod P) \bmod g` from a
     universal family (``a`` uniform in ``[1, P)``, ``b`` in ``[0, P)``,
-    :math:`P = 2^{31} - 1`, :math:`g = \\operatorname{round}(e^\\varepsilon + 1)`),
+    :math:`P = 2^{31} - 1`, :math:`g = \operatorname{round}(e^\varepsilon + 1)`),
     hashes the value, and perturbs the hash with GRR over ``g`` buckets. Reports:
     ``uint32`` of shape ``(n, 3)``, the columns ``a``, ``b`` and the bucket ``y``.
 
-    :math:`p = e^\\varepsilon / (e^\\varepsilon + g - 1)`, and ``q`` is the exact
+    :math:`p = e^\varepsilon / (e^\varepsilon + g - 1)`, and ``q`` is the exact
     support probability of another item under this family,
     :math:`q = c p + (1 - c)(1 - p)/(g - 1)` with ``c`` the probability that two items
     collide (:attr:`collision_probability`, :math:`1/g - O(1/P)`; the papers' ideal
@@ -944,12 +944,12 @@ class OLH(FrequencyOracle):
 
     @property
     def collision_probability(self) -> float:
-        """Probability that two distinct items share a bucket under a random hash.
+        r"""Probability that two distinct items share a bucket under a random hash.
 
         For ``u != v`` the map ``(a, b) -> (a u + b, a v + b) mod P`` is a bijection
         onto the pairs of distinct residues, so ``c`` counts the pairs ``r != s`` with
         ``r = s (mod g)``: with ``n_j`` residues in class ``j``,
-        :math:`c = \\sum_j n_j (n_j - 1) / (P (P - 1))`.
+        :math:`c = \sum_j n_j (n_j - 1) / (P (P - 1))`.
         """
         per, extra = divmod(self.prime, self.g)
         pairs = extra * (per + 1) * per + (self.g - extra) * per * (per - 1)
@@ -1027,10 +1027,10 @@ class OLH(FrequencyOracle):
 
 @register_oracle
 class SS(FrequencyOracle):
-    """Subset selection (Ye and Barg; Wang et al. 2016).
+    r"""Subset selection (Ye and Barg; Wang et al. 2016).
 
     Each user reports a subset of ``k`` items. With probability :math:`p = k
-    e^\\varepsilon / (k e^\\varepsilon + d - k)` the subset holds the user's value plus
+    e^\varepsilon / (k e^\varepsilon + d - k)` the subset holds the user's value plus
     ``k - 1`` others chosen uniformly; otherwise it holds ``k`` items chosen uniformly
     from the others. Then :math:`q = p (k-1)/(d-1) + (1-p) k / (d-1)`. Reports: the
     ``k`` items in increasing order (the order carries no information), shape
@@ -1152,14 +1152,14 @@ def fwht(x: np.ndarray) -> np.ndarray:
 
 @register_oracle
 class HR(_OneInteger):
-    """Hadamard response (Acharya, Sun and Zhang 2019).
+    r"""Hadamard response (Acharya, Sun and Zhang 2019).
 
     With ``K`` the smallest power of two above ``d``, value ``v`` owns the columns
-    :math:`C_v = \\{j : H_{v+1, j} = +1\\}` (``K/2`` of them) of the Sylvester
+    :math:`C_v = \{j : H_{v+1, j} = +1\}` (``K/2`` of them) of the Sylvester
     Hadamard matrix. A user reports one column: uniform over :math:`C_v` with
-    probability :math:`e^\\varepsilon/(e^\\varepsilon+1)`, else uniform over the rest.
+    probability :math:`e^\varepsilon/(e^\varepsilon+1)`, else uniform over the rest.
     A report ``j`` supports every ``u`` with ``j`` in :math:`C_u`, so
-    :math:`p = e^\\varepsilon/(e^\\varepsilon+1)` and :math:`q = 1/2`. Reports: one
+    :math:`p = e^\varepsilon/(e^\varepsilon+1)` and :math:`q = 1/2`. Reports: one
     unsigned integer in ``[0, K)`` per user (the smallest dtype holding ``K - 1``);
     aggregation is one Walsh-Hadamard transform.
     """

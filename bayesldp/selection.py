@@ -1,10 +1,10 @@
-"""Heavy hitters with error control, and the probability of being among the top k.
+r"""Heavy hitters with error control, and the probability of being among the top k.
 
 Frequentist methods test each item on the raw unbiased estimates (the post-processing
-does not enter): the one-sided test of :math:`H_v: f_v \\le t` rejects for large
-:math:`\\tilde f_v`, with the normal approximation and the item's variance at the
+does not enter): the one-sided test of :math:`H_v: f_v \le t` rejects for large
+:math:`\tilde f_v`, with the normal approximation and the item's variance at the
 boundary, and Holm's step-down procedure keeps the family-wise error rate (the
-probability of declaring any item with :math:`f_v \\le t` heavy) at most ``alpha``.
+probability of declaring any item with :math:`f_v \le t` heavy) at most ``alpha``.
 RAPPOR's decoder does the same with Bonferroni; Holm rejects at least as much.
 Estimates with posterior draws declare the items whose posterior probability of
 exceeding ``t`` is above ``1 - alpha``.
@@ -32,11 +32,11 @@ __all__ = [
 
 
 def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Holm's step-down procedure.
+    r"""Holm's step-down procedure.
 
-    Sort the p-values increasingly, :math:`p_{(1)} \\le \\dots \\le p_{(m)}`; reject
-    :math:`H_{(1)}, \\dots, H_{(j)}` where ``j`` is the last index before the first
-    :math:`p_{(i)} > \\alpha / (m - i + 1)`. Tied p-values are rejected together or not
+    Sort the p-values increasingly, :math:`p_{(1)} \le \dots \le p_{(m)}`; reject
+    :math:`H_{(1)}, \dots, H_{(j)}` where ``j`` is the last index before the first
+    :math:`p_{(i)} > \alpha / (m - i + 1)`. Tied p-values are rejected together or not
     at all.
 
     Parameters
@@ -51,7 +51,7 @@ def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     rejected : numpy.ndarray of bool
         Which hypotheses are rejected.
     adjusted : numpy.ndarray
-        Holm-adjusted p-values :math:`\\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})`;
+        Holm-adjusted p-values :math:`\max_{j \le i} \min(1, (m - j + 1) p_{(j)})`;
         ``rejected`` is ``adjusted <= alpha``.
     """
     p = check_estimates(p_values, "p_values")
@@ -69,19 +69,19 @@ def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def item_p_values(m: Measurement, threshold: float) -> tuple[np.ndarray, float]:
-    """One-sided p-values of :math:`H_v: f_v \\le t` from the raw estimates.
+    r"""One-sided p-values of :math:`H_v: f_v \le t` from the raw estimates.
 
-    :math:`p_v = 1 - \\Phi((\\tilde f_v - t) / \\sigma_t)` with :math:`\\sigma_t^2` the
+    :math:`p_v = 1 - \Phi((\tilde f_v - t) / \sigma_t)` with :math:`\sigma_t^2` the
     estimate's variance at :math:`f_v = t` (the same for every item of a pure oracle),
     or at :math:`f_v = 0` when that is larger (oracles with :math:`p + q > 1`, e.g. HR,
     whose variance falls with ``f``): the largest variance under the null, so the test
-    keeps its level for every :math:`f_v \\le t`.
+    keeps its level for every :math:`f_v \le t`.
 
     Returns
     -------
     p_values : numpy.ndarray
     sd : float
-        :math:`\\sigma_t`.
+        :math:`\sigma_t`.
     """
     var = np.max(m.variance(np.array([0.0, threshold])))
     sd = math.sqrt(float(var))

@@ -1,4 +1,4 @@
-"""Solve time and agreement of the cvxpy formulations against the closed forms.
+r"""Solve time and agreement of the cvxpy formulations against the closed forms.
 
 For each domain size ``d`` (Zipf(1.5) data, ``n = --n`` users, OUE at ``--eps``) and
 each method (``cls``, ``mle-apx``, ``mle``), at the default settings (``--configs
@@ -17,7 +17,7 @@ with the status the solver reports, e.g. ``user_limit``).
 
 Run::
 
-    python benchmarks/convex_bench.py --sizes 100 1000 10000 100000 \\
+    python benchmarks/convex_bench.py --sizes 100 1000 10000 100000 \
         --out benchmarks/results/convex
 
 Writes ``convex_bench.csv`` (tidy: d, method, solver, tol, status, solver_status,

@@ -1,11 +1,11 @@
-"""A consistent Bayesian frequency oracle: a shifted power-law prior conditioned on the total.
+r"""A consistent Bayesian frequency oracle: a shifted power-law prior conditioned on the total.
 
 The counts of ``d`` items sum to ``n``. Conditioning a prior on the counts on that
 total puts the posterior on the (scaled) simplex, so its mean is non-negative and sums
 to 1 without a Norm-Sub step.
 
 The prior is a shifted power law (a discrete Lomax law) on ``0..n``,
-:math:`P(x) \\propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
+:math:`P(x) \propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
 with a scale ``c`` below which it is flat. Calibrate's :math:`x^{-s}` on ``1..n`` puts
 most of its mass on counts of a few users; with Zipf data the smallest counts are
 tens of users, and the pure power law's unconditioned posterior means sum to about
@@ -571,16 +571,16 @@ def bayes_consistent(
     tilt_span: float = 12.0,
     exact: bool | None = None,
 ) -> Estimate:
-    """Posterior mean of frequencies under a shifted power-law prior conditioned on the total.
+    r"""Posterior mean of frequencies under a shifted power-law prior conditioned on the total.
 
     .. math::
 
-        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad
-        \\log c \\sim \\mathrm{Uniform}(\\log c_{lo}, \\log c_{hi}), \\quad
-        P(x_v = k \\mid s, c) \\propto (1 + k/c)^{-s}, \\ k = 0..n, \\\\
-        n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2), \\qquad
-        \\text{conditioned on } \\textstyle\\sum_v x_v = n,
-        \\qquad f'_v = \\mathbb E[x_v \\mid \\tilde f, \\textstyle\\sum x = n] / n .
+        s \sim \mathrm{Uniform}(s_{lo}, s_{hi}), \quad
+        \log c \sim \mathrm{Uniform}(\log c_{lo}, \log c_{hi}), \quad
+        P(x_v = k \mid s, c) \propto (1 + k/c)^{-s}, \ k = 0..n, \\
+        n\tilde f_v \mid x_v \sim \mathcal N(x_v, (n\sigma)^2), \qquad
+        \text{conditioned on } \textstyle\sum_v x_v = n,
+        \qquad f'_v = \mathbb E[x_v \mid \tilde f, \textstyle\sum x = n] / n .
 
     Every count is summed out and only ``(s, log c)`` is sampled (NUTS), which is what
     makes the model fast at large ``d``; the composable layer
@@ -589,9 +589,9 @@ def bayes_consistent(
     binomial/multinomial likelihood and samples the frequencies themselves, while this
     model approximates that likelihood by a Gaussian on each count estimate.
 
-    The parameters' posterior is :math:`p(s, c \\mid \\tilde f, \\sum x = n) \\propto
-    p(s, c) \\prod_v p(\\tilde f_v \\mid s, c)\\, P(\\sum_v x_v = n \\mid \\tilde f, s,
-    c)`: the event :math:`\\sum x = n` is conditioned on together with the estimates.
+    The parameters' posterior is :math:`p(s, c \mid \tilde f, \sum x = n) \propto
+    p(s, c) \prod_v p(\tilde f_v \mid s, c)\, P(\sum_v x_v = n \mid \tilde f, s,
+    c)`: the event :math:`\sum x = n` is conditioned on together with the estimates.
     The last factor is exact on small problems (``d (n + 1) <=``
     :data:`bayesldp.models.lomax.EXACT_WORK`: convolution of the item posteriors over
     every count) and otherwise the saddle-point approximation (relative error
@@ -602,9 +602,9 @@ def bayes_consistent(
     problems (:class:`bayesldp.models.lomax.ExactTotal`: the items' posterior means
     given the total, and exact draws item after item); on larger ones by exponential
     tilting (the Gibbs-conditioning / saddle-point approximation, exact as ``d`` grows):
-    the prior is multiplied by :math:`e^{\\lambda x}` with :math:`\\lambda` chosen so the
+    the prior is multiplied by :math:`e^{\lambda x}` with :math:`\lambda` chosen so the
     item posterior means sum to ``n``, which for a Gaussian likelihood is a shift of
-    every observation by :math:`\\lambda (n\\sigma)^2`; draws come from each item's
+    every observation by :math:`\lambda (n\sigma)^2`; draws come from each item's
     tilted posterior itself (:class:`bayesldp.models.draws.ItemPosteriorTable`) and are
     moved onto the total by :func:`condition_on_total`.
 

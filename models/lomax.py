@@ -1,7 +1,7 @@
-"""Numerics of the shifted power-law (Lomax) prior on counts used by ``bayes-consistent``.
+r"""Numerics of the shifted power-law (Lomax) prior on counts used by ``bayes-consistent``.
 
-The prior puts mass :math:`P(x) \\propto (1 + x/c)^{-s}` on every count
-:math:`x = 0, \\dots, n`. Sums over all ``n + 1`` counts are done on a quadrature grid
+The prior puts mass :math:`P(x) \propto (1 + x/c)^{-s}` on every count
+:math:`x = 0, \dots, n`. Sums over all ``n + 1`` counts are done on a quadrature grid
 (:class:`CountGrid`): every count exactly up to a few hundred, then cells whose width
 grows geometrically but never exceeds a quarter of the noise's standard deviation, each
 weighted by its prior mass. Each item's log evidence, posterior mean and posterior
@@ -72,7 +72,7 @@ class CountGrid:
 
 
 def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
-    """Normalised log prior mass of each cell: :math:`\\log P(x) + \\log` width."""
+    r"""Normalised log prior mass of each cell: :math:`\log P(x) + \log` width."""
     lm = -s * np.log1p(grid.x / c) + grid.log_width
     return lm - logsumexp(lm)
 
@@ -212,7 +212,7 @@ class ItemMoments:
             )
 
     def log_evidence(self, y) -> np.ndarray:
-        """:math:`\\log \\sum_x P(x)\\,\\mathcal N(y; x, \\sigma_c^2)` per item."""
+        r""":math:`\log \sum_x P(x)\,\mathcal N(y; x, \sigma_c^2)` per item."""
         y = np.asarray(y, dtype=float)
         self._check(y)
         return self._log_ev(y)
@@ -317,14 +317,14 @@ class Saddle:
 
 
 def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) -> Saddle:
-    """Saddle-point approximation to the log target (see :func:`log_target`).
+    r"""Saddle-point approximation to the log target (see :func:`log_target`).
 
-    Tilting every item's posterior by :math:`e^{\\lambda x}` is evaluating it at the
-    shifted estimate :math:`y_v + \\delta`, :math:`\\delta = \\lambda\\sigma_c^2`, so the
+    Tilting every item's posterior by :math:`e^{\lambda x}` is evaluating it at the
+    shifted estimate :math:`y_v + \delta`, :math:`\delta = \lambda\sigma_c^2`, so the
     cumulant generating function of the total is
-    :math:`K(\\lambda) = \\sum_v [A(y_v + \\delta) - A(y_v)] + \\lambda \\sum_v y_v
-    + d\\,\\delta^2 / 2\\sigma_c^2`, with :math:`A` the log evidence. The shift solves
-    :math:`K'(\\lambda) = n` (searched within ``problem.span``; beyond it the normal
+    :math:`K(\lambda) = \sum_v [A(y_v + \delta) - A(y_v)] + \lambda \sum_v y_v
+    + d\,\delta^2 / 2\sigma_c^2`, with :math:`A` the log evidence. The shift solves
+    :math:`K'(\lambda) = n` (searched within ``problem.span``; beyond it the normal
     approximation of the distribution tilted to the end of the range is used, which
     is continuous with the saddle point). ``span`` (``problem.span`` by default) must
     not exceed what ``mom`` covers.
@@ -379,23 +379,23 @@ def summaries(problem: Problem, s: float, log_c: float) -> tuple[float, float, f
 
 
 class ExactTotal:
-    """The item posteriors over every count ``0..n`` and their sum, exactly (small cases).
+    r"""The item posteriors over every count ``0..n`` and their sum, exactly (small cases).
 
-    Each item's posterior is tilted by :math:`e^{\\lambda x}` so that the tilted means
+    Each item's posterior is tilted by :math:`e^{\lambda x}` so that the tilted means
     add up to ``n`` (which changes nothing once the total is conditioned on, and keeps
-    :math:`P(\\sum x = n)` in the bulk of the tilted sum's law, where convolution is
+    :math:`P(\sum x = n)` in the bulk of the tilted sum's law, where convolution is
     accurate), then the items are convolved one by one, truncated at ``n``.
 
     Attributes
     ----------
     log_evidence : numpy.ndarray
-        Per item, :math:`\\log p(y_v \\mid s, c)`.
+        Per item, :math:`\log p(y_v \mid s, c)`.
     log_total : float
-        :math:`\\log P(\\sum_v x_v = n \\mid y, s, c)` under the items' posteriors.
+        :math:`\log P(\sum_v x_v = n \mid y, s, c)` under the items' posteriors.
     q : numpy.ndarray
         Tilted item posteriors, shape ``(d, n + 1)``, rows summing to 1.
     suffix : numpy.ndarray
-        ``suffix[v]`` is the (rescaled) law of :math:`x_v + \\dots + x_{d-1}` on ``0..n``;
+        ``suffix[v]`` is the (rescaled) law of :math:`x_v + \dots + x_{d-1}` on ``0..n``;
         ``suffix[d]`` is a point mass at 0.
     """
 
@@ -435,7 +435,7 @@ class ExactTotal:
         )
 
     def means(self) -> np.ndarray:
-        """:math:`E[x_v \\mid y, \\sum x = n]` for every item."""
+        r""":math:`E[x_v \mid y, \sum x = n]` for every item."""
         q, suffix = self.q, self.suffix
         d, n1 = q.shape
         n = n1 - 1
@@ -452,10 +452,10 @@ class ExactTotal:
         return out
 
     def sample(self, u: np.ndarray) -> np.ndarray:
-        """Count vectors summing to ``n`` drawn exactly from the conditioned posterior.
+        r"""Count vectors summing to ``n`` drawn exactly from the conditioned posterior.
 
         ``u`` holds uniforms of shape ``(rows, d)``; item ``v`` is drawn given the
-        items before it, from :math:`q_v(k)\\,\\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
+        items before it, from :math:`q_v(k)\,\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
         users left.
         """
         q, suffix = self.q, self.suffix
@@ -509,12 +509,12 @@ def _solve_tilt(tilted, x: np.ndarray, n: int, scale: float) -> float:
 
 
 def log_target(problem: Problem, s: float, log_c: float) -> float:
-    """Log-likelihood of the parameters given the estimates and the known total.
+    r"""Log-likelihood of the parameters given the estimates and the known total.
 
     .. math::
 
-        G(s, c) = \\sum_v \\log p(y_v \\mid s, c)
-            + \\log P\\big(\\textstyle\\sum_v x_v = n \\mid y, s, c\\big)
+        G(s, c) = \sum_v \log p(y_v \mid s, c)
+            + \log P\big(\textstyle\sum_v x_v = n \mid y, s, c\big)
 
     The second term is the probability that counts drawn from the items' posteriors add
     up to ``n``: exact (convolution over every count, :class:`ExactTotal`) when
