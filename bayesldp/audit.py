@@ -245,7 +245,7 @@ def _group_counts(
 
 
 def _describe_bytes(key: bytes, layouts: set) -> str:
-    """The report's values if all reports share one dtype and width, else its bytes."""
+    """Return the report's values if all reports share one dtype and width, else its bytes."""
     if len(layouts) == 1 and None not in layouts:
         ((dtype, items),) = layouts
         dt = np.dtype(dtype)
@@ -337,12 +337,15 @@ class PositionEvent:
 
 
 def support_event(oracle: FrequencyOracle) -> SupportEvent:
-    """The ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`)."""
+    """Return the ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`)."""
     return SupportEvent(oracle)
 
 
 def position_event() -> PositionEvent:
-    """The ``(slot of a, slot of b)`` event for list-valued reports (:class:`PositionEvent`)."""
+    """Return the ``(slot of a, slot of b)`` event of list-valued reports.
+
+    See :class:`PositionEvent`.
+    """
     return PositionEvent()
 
 
@@ -428,7 +431,7 @@ class AuditResult:
         return self.epsilon_lower > self.claimed_epsilon
 
     def passed(self, epsilon: float | None = None) -> bool:
-        """True unless the audit contradicts ``epsilon`` (default: the claimed one)."""
+        """Return True unless the audit contradicts ``epsilon`` (default: the claimed one)."""
         if epsilon is None:
             if self.claimed_epsilon is None:
                 raise ValueError("epsilon must be given: this audit has no claimed epsilon")
@@ -656,7 +659,10 @@ def empirical_epsilon(
 
 
 def default_inputs(domain_size: int) -> np.ndarray:
-    """Inputs an audit privatizes: all of ``0 .. d-1`` if ``d <= 8``, else 8 spread values."""
+    """Return the inputs an audit privatizes.
+
+    All of ``0 .. d-1`` if ``d <= 8``, else 8 spread values.
+    """
     d = check_int(domain_size, "domain_size", minimum=2)
     if d <= MAX_DEFAULT_INPUTS:
         return np.arange(d, dtype=np.int64)
@@ -664,7 +670,7 @@ def default_inputs(domain_size: int) -> np.ndarray:
 
 
 def oracle_events(oracle: FrequencyOracle) -> list:
-    """The views :func:`audit_oracle` searches for ``oracle``.
+    """Return the views :func:`audit_oracle` searches for ``oracle``.
 
     Always the raw report bytes (any leak in the transmitted layout, when the output
     space is small enough for outputs to repeat) and :class:`SupportEvent` (the most

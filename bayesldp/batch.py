@@ -431,7 +431,7 @@ BATCH: dict[str, Callable[..., np.ndarray]] = {
 
 
 def batch_function(method: str, backend: str = "numpy") -> Callable[..., np.ndarray] | None:
-    """The vectorised form of a registered method, or ``None`` if it has none."""
+    """Return the vectorised form of a registered method, or ``None`` if it has none."""
     if backend != "numpy":
         return None
     return BATCH.get(method)

@@ -174,7 +174,7 @@ def _support_probability(m: Measurement, x: np.ndarray) -> np.ndarray:
 
 
 def count_noise_sd(m: Measurement, x, likelihood: str = "binomial") -> np.ndarray:
-    r"""Standard deviation of a count estimate :math:`n\tilde f_v` given the true count.
+    r"""Return the standard deviation of a count estimate :math:`n\tilde f_v` given the true count.
 
     Parameters
     ----------
@@ -503,7 +503,7 @@ def kkt_gap(lik: CountLikelihood, weights: np.ndarray) -> float:
 
 
 def _start(lik: CountLikelihood, sd: np.ndarray | None = None) -> np.ndarray:
-    """Starting weights: the histogram of the items' maximum-likelihood atoms, thinned.
+    """Return starting weights: the histogram of the items' maximum-likelihood atoms, thinned.
 
     Every row then has an atom near its best one in the support, so no item starts
     with a tiny marginal likelihood (which would make the Hessian useless). Atoms
@@ -852,7 +852,10 @@ class TiltedPosterior:
         return self.var[self.item_row]
 
     def responsibilities(self) -> np.ndarray:
-        r"""Expected number of items at each atom, :math:`\sum_v P(x_v = u_k \mid c_v)`."""
+        r"""Return the expected number of items at each atom.
+
+        That is :math:`\sum_v P(x_v = u_k \mid c_v)`.
+        """
         return self.multiplicity @ self.prob
 
 
@@ -973,6 +976,7 @@ class PosteriorTable:
     _sorted_row: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Sort the items by row once, for the searches of the queries."""
         # items in row order, so that the searches below are nearly sorted (2x faster)
         order = np.argsort(self.item_row, kind="stable")
         object.__setattr__(self, "_order", order)
@@ -1123,7 +1127,7 @@ class BootstrapPosteriorDraws:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def replicate(self, b: int) -> PosteriorTable:
-        """The posterior table of replicate ``b`` (fitted on first use)."""
+        """Return the posterior table of replicate ``b`` (fitted on first use)."""
         b = check_int(b, "b", minimum=0, maximum=self.n_boot - 1)
         if b not in self._cache:
             self._cache[b] = self._fit(b)
@@ -1349,7 +1353,7 @@ def oracle_bayes(
     n_draws: int = 1000,
     rng=None,
 ) -> Estimate:
-    r"""REFERENCE ONLY, NOT A METHOD: posterior means with the true count histogram as prior.
+    r"""Compute posterior means with the true count histogram as prior (REFERENCE, NOT A METHOD).
 
     The prior is the histogram of the *true* counts,
     :math:`G(u) = |\{v : x_v = u\}| / d`, which no one has in practice: this function

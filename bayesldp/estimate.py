@@ -111,7 +111,10 @@ def set_inference(inference: Inference) -> None:
 
 
 def get_inference() -> Inference:
-    """The installed :class:`Inference`; RuntimeError if none is (``import bayesldp`` does)."""
+    """Return the installed :class:`Inference`.
+
+    A RuntimeError if none is (``import bayesldp`` installs one).
+    """
     if _inference is None:
         raise RuntimeError(
             "no Inference is installed, so Estimate queries cannot be answered; "
@@ -159,6 +162,7 @@ class Estimate:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check the frequencies (shape ``(d,)``, finite) and make them read-only."""
         f = np.asarray(self.frequencies, dtype=np.float64)
         d = self.measurement.domain_size
         if f.shape != (d,):
@@ -214,7 +218,7 @@ class Estimate:
         return float(self.frequencies[idx].sum())
 
     def top_k(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` items with the largest estimates, largest first.
+        """Return the ``k`` items with the largest estimates, largest first.
 
         Returns
         -------

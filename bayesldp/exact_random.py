@@ -267,7 +267,7 @@ def _subsets_reject(
 def _subsets_mask(
     avoid: np.ndarray, include: np.ndarray, d: int, k: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """An iid Bernoulli mask with at most k items, completed by uniform rejection draws."""
+    """Draw an iid Bernoulli mask with at most k items, completed by uniform rejection draws."""
     rows = avoid.size
     m = d - 1
     target = k - include.astype(np.int64)  # items to choose among the d - 1 others

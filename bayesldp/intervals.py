@@ -1,5 +1,7 @@
-r"""Intervals for subset sums: exact normal intervals of the raw estimates, and the
-parametric bootstrap of any post-processing method.
+r"""Intervals for subset sums.
+
+Exact normal intervals of the raw estimates, and the parametric bootstrap of any
+post-processing method.
 
 Three kinds of interval back :meth:`bayesldp.Estimate.interval`:
 
@@ -120,9 +122,11 @@ class Interval(tuple):
         return self
 
     def __getnewargs__(self):  # pickling
+        """Return the arguments that rebuild the interval when unpickled."""
         return (self.lo, self.hi, self.kind, self.prob, self.center, self.note)
 
     def __repr__(self) -> str:
+        """Return ``Interval(lo=..., hi=..., kind=..., prob=...)``."""
         return f"Interval(lo={self.lo!r}, hi={self.hi!r}, kind={self.kind!r}, prob={self.prob!r})"
 
     @property
@@ -149,7 +153,7 @@ def _hypergeometric_moments(population: int, successes: int, draws: int) -> tupl
 
 
 def _as_masks(sets, d: int, name: str = "sets") -> np.ndarray:
-    """A ``(Q, d)`` boolean array from a 2-D mask array or one set (indices or a mask)."""
+    """Return a ``(Q, d)`` boolean array from a 2-D mask array or one set (indices or a mask)."""
     arr = np.asarray(sets)
     if arr.dtype == bool and arr.ndim == 2:
         if arr.shape[1] != d:
@@ -273,8 +277,11 @@ def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
 
 
 def subset_variance(m: Measurement, indices, frequencies=None) -> float:
-    r"""Exact variance of :math:`\sum_{v \in S} \tilde f_v`: :math:`\operatorname{Var}
-    C_S / (n (p-q))^2` (see :func:`subset_count_variances`)."""
+    r"""Exact variance of the raw estimate of a set's frequency.
+
+    That is :math:`\sum_{v \in S} \tilde f_v`, whose variance is
+    :math:`\operatorname{Var} C_S / (n (p-q))^2` (see :func:`subset_count_variances`).
+    """
     return subset_count_variance(m, indices, frequencies) / (m.n * (m.p - m.q)) ** 2
 
 
@@ -285,7 +292,7 @@ def _z(prob: float) -> float:
 def normal_interval(
     m: Measurement, indices, prob: float = 0.9, *, clip_at_zero: bool = False
 ) -> Interval:
-    r"""Normal interval of a set's frequency from the raw estimates (plug-in variance).
+    r"""Return the normal interval of a set's frequency from the raw estimates (plug-in variance).
 
     :math:`\sum_S \tilde f \pm z_{(1+prob)/2} \sqrt{\operatorname{Var}}`,
     intersected with ``[0, 1]``; ``clip_at_zero`` clips both ends at 0 first (the
@@ -434,7 +441,7 @@ class ParametricBootstrap:
         }
 
     def counts(self, start: int, stop: int) -> np.ndarray:
-        """Simulated support counts of replicates ``start .. stop - 1``."""
+        """Simulate the support counts of replicates ``start .. stop - 1``."""
         m = self.estimate.measurement
         rows = []
         for i in range(start, stop):
@@ -491,7 +498,7 @@ class ParametricBootstrap:
 
 
 def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
-    """The sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk."""
+    """Return the sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk."""
     weights = np.asarray(masks, dtype=np.float64)
     out = np.empty((weights.shape[0], uncertainty.n_draws))
     for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
@@ -506,7 +513,7 @@ def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
 
 
 def natural_interval(estimate: Estimate) -> str:
-    """The interval kind ``Estimate.interval(method=None)`` uses.
+    """Return the interval kind ``Estimate.interval(method=None)`` uses.
 
     ``"posterior"`` when the estimate carries an ``uncertainty`` of kind posterior;
     otherwise the method's declared ``MethodSpec.interval``.
@@ -526,7 +533,7 @@ def natural_interval(estimate: Estimate) -> str:
 
 
 def available_intervals(estimate: Estimate) -> tuple[str, ...]:
-    """The interval kinds this estimate supports."""
+    """Return the interval kinds this estimate supports."""
     from bayesldp.registry import get_method
 
     kinds = ["normal"]
@@ -679,14 +686,14 @@ def set_intervals(
 
 
 def _answers(estimate: Estimate, weights: np.ndarray) -> np.ndarray:
-    """The estimate's answer to each set (``post-pos``: the raw sum clipped at 0)."""
+    """Return the estimate's answer to each set (``post-pos``: the raw sum clipped at 0)."""
     if estimate.query_basis is not None:
         return np.maximum(weights @ estimate.query_basis, 0.0)
     return weights @ estimate.frequencies
 
 
 def estimate_interval(estimate: Estimate, indices, prob: float = 0.9, method=None) -> Interval:
-    """The body of :meth:`bayesldp.Estimate.interval` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.interval` (see there)."""
     d = estimate.domain_size
     idx = check_indices(indices, d)
     mask = np.zeros((1, d), dtype=bool)

@@ -65,6 +65,7 @@ class Measurement:
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
+        """Check the fields and make the arrays read-only."""
         est = check_estimates(self.estimates, "estimates")
         counts = check_counts(self.support_counts, "support_counts", length=est.size)
         n = check_int(self.n, "n", minimum=1)

@@ -115,7 +115,7 @@ def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
 
 
 def threshold(m: Measurement, alpha: float) -> float:
-    r"""The significance threshold :math:`T = \Phi^{-1}(1 - \alpha/d)\,\sigma` (Eq. 9).
+    r"""Return the significance threshold :math:`T = \Phi^{-1}(1 - \alpha/d)\,\sigma` (Eq. 9).
 
     When :math:`\alpha/d \ge 1/2` the quantile is not positive and ``T`` is clamped to
     0, so that cutting below ``T`` still yields non-negative estimates.
@@ -128,7 +128,7 @@ def threshold(m: Measurement, alpha: float) -> float:
 
 
 def rounding_tolerance(size: int) -> float:
-    """A bound on the rounding error of a sum of ``size`` numbers of magnitude <= 1.
+    """Return a bound on the rounding error of a sum of ``size`` numbers of magnitude <= 1.
 
     ``size * 4 * machine epsilon``: comparisons of such sums with 1 (``norm-cut``) use
     it so that vectors summing to 1 in exact arithmetic count as summing to 1.
@@ -146,7 +146,7 @@ def _estimate(m: Measurement, name: str, f: np.ndarray, **info) -> Estimate:
 
 
 def base(m: Measurement) -> Estimate:
-    """Base: the unbiased oracle estimates, unchanged."""
+    """Return the unbiased oracle estimates, unchanged (Base)."""
     return _estimate(m, "base", m.estimates.copy())
 
 
@@ -351,7 +351,7 @@ def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> 
 
 
 def likelihood_kind(m: Measurement, likelihood: str) -> str:
-    """The support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
+    """Return the support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
 
     ``"auto"`` picks multinomial for GRR and binomial otherwise; ``"multinomial"`` is
     refused for an oracle whose cell probabilities do not sum to one.
@@ -409,8 +409,11 @@ def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``a @ b`` without BLAS: a threaded BLAS dot of short vectors can take milliseconds
-    when the cores are busy (measured: 0.2 ms to 5 ms for 10^4 items), a plain sum not."""
+    """Return ``a @ b`` without BLAS.
+
+    A threaded BLAS dot of short vectors can take milliseconds when the cores are busy
+    (measured: 0.2 ms to 5 ms for 10^4 items), a plain sum not.
+    """
     return float(np.sum(a * b))
 
 
@@ -534,7 +537,7 @@ class _Classes:
         return new / _dot(w, new)
 
     def loglik(self, f: np.ndarray) -> float:
-        """The log-likelihood (up to a constant)."""
+        """Return the log-likelihood (up to a constant)."""
         c, w, n = self.c, self.w, self.n
         pi = self.q + (self.p - self.q) * f
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -143,7 +143,7 @@ _EXP_LIMIT = math.log(sys.float_info.max)
 
 
 def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
-    """``(a e^x / (a e^x + b), 1 / (a e^x + b))`` for ``a >= 1``, ``b >= 0``, any finite x.
+    """Return ``(a e^x / (a e^x + b), 1 / (a e^x + b))`` for ``a >= 1``, ``b >= 0``, finite x.
 
     While ``a e^x`` is finite the textbook forms are used (so results are identical to
     earlier versions); beyond, the same quantities as ``1 / (1 + b e^-x / a)`` and
@@ -158,7 +158,7 @@ def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
 
 
 def unsigned_dtype(max_value: int) -> np.dtype:
-    """The smallest unsigned integer dtype holding ``0 .. max_value``."""
+    """Return the smallest unsigned integer dtype holding ``0 .. max_value``."""
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         if max_value <= np.iinfo(dtype).max:
             return np.dtype(dtype)
@@ -242,7 +242,7 @@ def make_oracle(name: str, epsilon: float, domain_size: int, **params: Any) -> F
 
 
 def read_arrow_parameters(schema) -> dict[str, Any] | None:
-    """The oracle parameters recorded in an Arrow schema's metadata, or None.
+    """Return the oracle parameters recorded in an Arrow schema's metadata, or None.
 
     Returns a dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own
     parameters (files of layout version 1 called ``name`` ``oracle``).
@@ -276,7 +276,7 @@ def _arrow_column(data, name: str):
 
 
 def _arrow_integers(arr, name: str, low: int, high: int, dtype: np.dtype) -> np.ndarray:
-    """An integer Arrow array as ``dtype``, every value in ``[low, high)``."""
+    """Return an integer Arrow array as ``dtype``, every value in ``[low, high)``."""
     pa = _pyarrow()
     if not pa.types.is_integer(arr.type):
         raise ValueError(f"column {name!r} must hold integers, got {arr.type}")
@@ -320,7 +320,10 @@ class FrequencyOracle(ABC):
         self.domain_size = check_domain_size(domain_size)
 
     def parameters(self) -> dict[str, Any]:
-        """The oracle's name and parameters: ``make_oracle(**oracle.parameters())`` rebuilds it."""
+        """Return the oracle's name and parameters.
+
+        ``make_oracle(**oracle.parameters())`` rebuilds the oracle.
+        """
         out: dict[str, Any] = {
             "name": self.name,
             "epsilon": self.epsilon,
@@ -331,6 +334,7 @@ class FrequencyOracle(ABC):
         return out
 
     def __repr__(self) -> str:
+        """Return ``Name(epsilon=..., domain_size=..., ...)`` from :meth:`parameters`."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items() if k != "name")
         return f"{type(self).__name__}({args})"
 
@@ -362,7 +366,7 @@ class FrequencyOracle(ABC):
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
 
     def approx_variance(self, n: int = 1) -> float:
-        """The papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""
+        """Return the papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""
         return self.q * (1 - self.q) / (n * (self.p - self.q) ** 2)
 
     def measurement(self, support_counts, n: int) -> Measurement:
@@ -571,7 +575,7 @@ class FrequencyOracle(ABC):
     # -- Arrow -----------------------------------------------------------------------
 
     def arrow_metadata(self) -> dict[bytes, bytes]:
-        """Schema metadata recording this oracle (see :func:`read_arrow_parameters`)."""
+        """Return schema metadata recording this oracle (see :func:`read_arrow_parameters`)."""
         meta = {"version": ARROW_LAYOUT_VERSION, **self.parameters()}
         return {ARROW_METADATA_KEY: json.dumps(meta).encode()}
 
@@ -599,7 +603,7 @@ class FrequencyOracle(ABC):
             )
 
     def arrow_column_names(self, columns: str | Sequence[str] | None = None) -> tuple[str, ...]:
-        """The report column names: ``columns`` if given (checked), else the defaults."""
+        """Return the report column names: ``columns`` if given (checked), else the defaults."""
         if columns is None:
             return self.arrow_columns
         cols = (columns,) if isinstance(columns, str) else tuple(columns)
@@ -654,7 +658,7 @@ class FrequencyOracle(ABC):
 
     @abstractmethod
     def _from_arrow_arrays(self, arrays: list, names: tuple[str, ...], pa) -> np.ndarray:
-        """Reports (wire format, not yet checked) from the columns' Arrow arrays."""
+        """Return reports (wire format, not yet checked) from the columns' Arrow arrays."""
 
 
 class _OneInteger(FrequencyOracle):
@@ -702,10 +706,12 @@ class GRR(_OneInteger):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + d - 1)` of the true value."""
         return exp_ratios(self.epsilon, 1.0, self.domain_size - 1)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^\varepsilon + d - 1)` of reporting a given other value."""
         return exp_ratios(self.epsilon, 1.0, self.domain_size - 1)[1]
 
     def _privatize_block(self, v, rng, out) -> None:
@@ -822,7 +828,7 @@ class _UnaryEncoding(FrequencyOracle):
         return data[start : start + len(arr) * width].reshape(-1, width)
 
     def _pack_indices(self, arr, name, pa) -> np.ndarray:
-        """A list column of set-bit indices (files from elsewhere) -> packed bits."""
+        """Convert a list column of set-bit indices (files from elsewhere) to packed bits."""
         d, width = self.domain_size, self.report_shape[0]
         import pyarrow.compute as pc
 
@@ -853,10 +859,12 @@ class OUE(_UnaryEncoding):
 
     @property
     def p(self) -> float:
+        """Probability 1/2 that the bit of the user's own value is 1."""
         return 0.5
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^\varepsilon + 1)` that the bit of another item is 1."""
         return exp_ratios(self.epsilon, 1.0, 1.0)[1]
 
 
@@ -872,10 +880,12 @@ class SUE(_UnaryEncoding):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)` that the own bit is 1."""
         return exp_ratios(self.epsilon / 2, 1.0, 1.0)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^{\varepsilon/2} + 1)` that the bit of another item is 1."""
         return exp_ratios(self.epsilon / 2, 1.0, 1.0)[1]
 
 
@@ -940,6 +950,7 @@ class OLH(FrequencyOracle):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + g - 1)` of the true bucket."""
         return exp_ratios(self.epsilon, 1.0, self.g - 1)[0]
 
     @property
@@ -957,16 +968,19 @@ class OLH(FrequencyOracle):
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`c p + (1 - c)(1 - p)/(g - 1)` of supporting another item."""
         other = exp_ratios(self.epsilon, 1.0, self.g - 1)[1]  # (1 - p) / (g - 1)
         c = self.collision_probability
         return c * self.p + (1.0 - c) * other
 
     @property
     def report_dtype(self) -> np.dtype:
+        """The dtype of the reports, ``uint32``."""
         return np.dtype(np.uint32)
 
     @property
     def report_shape(self) -> tuple[int, ...]:
+        """The shape of one report, ``(3,)``: the columns ``a``, ``b`` and ``y``."""
         return (3,)
 
     @property
@@ -1068,10 +1082,12 @@ class SS(FrequencyOracle):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`k e^\varepsilon / (k e^\varepsilon + d - k)` of the true value."""
         return exp_ratios(self.epsilon, self.k, self.domain_size - self.k)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`p (k-1)/(d-1) + (1-p) k/(d-1)` of holding a given other item."""
         d, k = self.domain_size, self.k
         p, scale = exp_ratios(self.epsilon, k, d - k)
         miss = (d - k) * scale  # 1 - p, without cancellation when p is near 1
@@ -1079,10 +1095,12 @@ class SS(FrequencyOracle):
 
     @property
     def report_dtype(self) -> np.dtype:
+        """The dtype of the reports, the smallest unsigned one holding ``d - 1``."""
         return unsigned_dtype(self.domain_size - 1)
 
     @property
     def report_shape(self) -> tuple[int, ...]:
+        """The shape of one report, ``(k,)``."""
         return (self.k,)
 
     @property
@@ -1177,10 +1195,12 @@ class HR(_OneInteger):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + 1)` of a column of the own value."""
         return exp_ratios(self.epsilon, 1.0, 1.0)[0]
 
     @property
     def q(self) -> float:
+        """Probability 1/2 that a report supports a given other item."""
         return 0.5
 
     def _privatize_block(self, v, rng, out) -> None:
@@ -1192,6 +1212,11 @@ class HR(_OneInteger):
         np.copyto(out, np.where(in_set == want, j, j ^ flip), casting="unsafe")
 
     def support_counts(self, reports) -> np.ndarray:
+        """Count, for every item, how many reports support it.
+
+        One Walsh-Hadamard transform of the reports' histogram; see
+        :meth:`FrequencyOracle.support_counts`.
+        """
         r = self.check_reports(reports)
         hist = np.zeros(self.K, dtype=np.int64)
         for sl in _blocks(r.shape[0], CHUNK_CELLS):

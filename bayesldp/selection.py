@@ -119,6 +119,7 @@ class HeavyHitters:
     probabilities: np.ndarray | None = None
 
     def __len__(self) -> int:
+        """Return the number of declared items."""
         return int(self.indices.size)
 
 
@@ -132,7 +133,7 @@ def _exceed_probability(uncertainty: Uncertainty, threshold: float) -> np.ndarra
 
 
 def estimate_heavy_hitters(estimate: Estimate, threshold, alpha=0.05) -> HeavyHitters:
-    """The body of :meth:`bayesldp.Estimate.heavy_hitters` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.heavy_hitters` (see there)."""
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)
     alpha = check_float(alpha, "alpha", minimum=0.0, maximum=1.0, strict_minimum=True,
                         strict_maximum=True)  # fmt: skip

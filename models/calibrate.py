@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 
 def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
-    r"""The PyMC model of the exponent (and zero weight) given the count estimates.
+    r"""Build the PyMC model of the exponent (and zero weight) given the count estimates.
 
     .. math::
 
@@ -153,7 +153,7 @@ def sample_exponent(
 
 
 def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
-    """Indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
     order = np.argsort(post.s, kind="stable")
     picks = ((np.arange(points) + 0.5) * order.size / points).astype(int)
     return order[picks]

@@ -142,7 +142,7 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
 
 
 def chebyshev_basis_tensor(t, degree: int):
-    """The vector ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
+    """Return ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
 
     Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
     recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk

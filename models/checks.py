@@ -163,7 +163,7 @@ def posterior_predictive_check(est: Estimate, *, draws: int = 1000, rng=None) ->
 
 
 def prior_predictive_check(est: Estimate, *, draws: int = 500, rng=None) -> PredictiveCheck:
-    """Prior predictive check: are the observed counts typical of the model's prior?
+    """Prior predictive check: whether the observed counts are typical of the model's prior.
 
     The frequency vector is drawn from ``est.info["prior_sampler"]`` when the model
     provides one (the ready-made models do), otherwise with

@@ -172,7 +172,7 @@ class ScaleModelSpec:
         return (s >= s_lo) & (s <= s_hi) & (u >= u_lo) & (u <= u_hi)
 
     def z0_range(self) -> tuple[float, float]:
-        """The values of ``z0`` for which some ``z1`` gives a point of the region.
+        """Return the values of ``z0`` for which some ``z1`` gives a point of the region.
 
         The region is the sampling box intersected with the prior's bounds on
         ``(s, log c)``: a convex polygon, whose extent in ``z0`` two linear programs
@@ -192,7 +192,7 @@ class ScaleModelSpec:
         return ends[0], ends[1]
 
     def z1_range(self, z0, xp=np):
-        """The interval of ``z1`` inside the region, given ``z0`` (numbers or tensors)."""
+        """Return the interval of ``z1`` inside the region, given ``z0`` (numbers or tensors)."""
         (u_lo, u_hi), (m1, L) = self.u_bounds, (self.mode[1], self.chol)
         lo = (u_lo - m1 - L[1, 0] * z0) / L[1, 1]
         hi = (u_hi - m1 - L[1, 0] * z0) / L[1, 1]
@@ -208,7 +208,7 @@ def _prior_extent(mode, chol, s_bounds, u_bounds) -> np.ndarray:
 
 
 def find_region(target, mode, chol, s_bounds, u_bounds, peak: float):
-    """A rectangle in whitened coordinates that holds the posterior.
+    """Return a rectangle in whitened coordinates that holds the posterior.
 
     Starts at ``[-BOX_SD, BOX_SD]^2`` and pushes each side out (by ``BOX_GROWTH``)
     while the log target on that side, inside the prior's bounds, comes within
@@ -330,7 +330,7 @@ def prepare(
 
 
 def build_scale_model(spec: ScaleModelSpec):
-    r"""The PyMC model of the prior's exponent and scale given the estimates and total.
+    r"""Build the PyMC model of the prior's exponent and scale given the estimates and total.
 
     .. math::
 
@@ -404,7 +404,7 @@ def build_scale_model(spec: ScaleModelSpec):
 
 
 def initial_point(spec: ScaleModelSpec) -> dict[str, float]:
-    """The region's point nearest the whitening centre, kept off the edges."""
+    """Return the region's point nearest the whitening centre, kept off the edges."""
     lo0, hi0 = spec.z0_range()
     margin = 0.01 * (hi0 - lo0)
     z0 = float(np.clip(0.0, lo0 + margin, hi0 - margin))
@@ -551,7 +551,7 @@ def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
 
 
 def _picks(post: ScalePosterior, points: int) -> np.ndarray:
-    """Indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
     order = np.argsort(post.s, kind="stable")
     return order[((np.arange(points) + 0.5) * order.size / points).astype(int)]
 

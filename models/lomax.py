@@ -476,7 +476,7 @@ class ExactTotal:
 
 
 def _solve_tilt(tilted, x: np.ndarray, n: int, scale: float) -> float:
-    """The tilt whose item means add up to ``n``: Newton steps inside a bracket.
+    """Find the tilt whose item means add up to ``n``: Newton steps inside a bracket.
 
     The bracket is grown geometrically from ``scale`` until it holds the root, and a
     Newton step that leaves it (or every third step) is replaced by bisection.
@@ -539,12 +539,14 @@ class Chebyshev2D:
     max_error: float
 
     def to_unit(self, s, u):
+        """Map ``(s, u)`` in the box to ``[-1, 1] x [-1, 1]``."""
         return (
             (2 * s - (self.s_lo + self.s_hi)) / (self.s_hi - self.s_lo),
             (2 * u - (self.u_lo + self.u_hi)) / (self.u_hi - self.u_lo),
         )
 
     def __call__(self, s: float, u: float) -> float:
+        """Evaluate the interpolant at ``(s, u)``."""
         a, b = self.to_unit(s, u)
         return float(C.chebval2d(a, b, self.coef))
 

@@ -27,7 +27,7 @@ ESS_MIN_PER_CHAIN = 100
 
 
 def seeds(rng) -> tuple[int, np.random.Generator]:
-    """A seed for PyMC's sampler and the Generator it was drawn from.
+    """Return a seed for PyMC's sampler and the Generator it was drawn from.
 
     Parameters
     ----------
@@ -39,6 +39,13 @@ def seeds(rng) -> tuple[int, np.random.Generator]:
 
 
 def check_sampler_args(draws: int, tune: int, chains: int) -> None:
+    """Check the sampler's ``draws``, ``tune`` (>= 0) and ``chains``: integers, not bools.
+
+    Raises
+    ------
+    ValueError
+        If any of them is not an integer or is too small (``draws``, ``chains`` >= 1).
+    """
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
