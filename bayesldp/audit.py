@@ -567,7 +567,8 @@ def empirical_epsilon(
     # keys[(view, group)][member] -> list of key chunks; group None = all inputs (bytes)
     keys: dict = {}
     halves = []  # per input: True for users in the selection half
-    layouts = set()  # (dtype, items per row) of the reports, to describe a bytes key
+    # (dtype, items per row) of the reports, to describe a bytes key
+    layouts: set[tuple[str, int] | None] = set()
     for i, v in enumerate(values):
         sel = np.zeros(n, dtype=bool)
         sel[gen.permutation(n)[:n_sel]] = True
@@ -637,6 +638,7 @@ def empirical_epsilon(
         hat = max(0.0, math.log(y_a) - math.log(y_b))
     view = views[vi]
     if view is not None and hasattr(view, "describe"):
+        assert args is not None  # an event view is always looked at on a pair of inputs
         description = view.describe(key, *args)
     else:
         description = _describe_bytes(key, layouts if view is None else set())

@@ -220,10 +220,10 @@ def spline_nodes(
         start = max(knee, t_min)
         count = math.ceil(math.log(t_max / start) / math.log1p(growth))
         t.extend(np.geomspace(start, t_max, count + 1)[1:])
-    t = np.unique(np.asarray(t))
+    nodes = np.unique(np.asarray(t))
     # Pad with two nodes on each side so the spline is well conditioned at the ends.
-    pad = np.array([t[0] - 2 * step, t[0] - step, t[-1] + step, t[-1] + 2 * step])
-    return np.unique(np.concatenate([t, pad])) * sigma_c
+    pad = np.array([nodes[0] - 2 * step, nodes[0] - step, nodes[-1] + step, nodes[-1] + 2 * step])
+    return np.unique(np.concatenate([nodes, pad])) * sigma_c
 
 
 class PosteriorGrid:

@@ -259,7 +259,7 @@ def run_experiments(
             raise
     close_client(client, own_cluster=own_cluster)
     elapsed = time.perf_counter() - t0
-    ran = {}
+    ran: dict[Path, int] = {}
     for _, folder, _task in pending:
         ran[folder] = ran.get(folder, 0) + 1
     for experiment, config, folder in zip(experiments, configs, folders, strict=True):
@@ -473,7 +473,7 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if result.contradicted else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     """Build the argument parser (exposed for documentation and tests)."""
     from bayesldp.oracles import ORACLES
     from bayesldp.runner import find_experiments

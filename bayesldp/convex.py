@@ -488,7 +488,7 @@ def _solve(
     raw = np.asarray(f.value, dtype=np.float64).reshape(-1)
     nu_raw = sum_constraint.dual_value
     lam_raw = nonneg_constraint.dual_value
-    solver_duals = {
+    solver_duals: dict[str, Any] = {
         "sum": float(np.asarray(nu_raw).reshape(-1)[0]) if nu_raw is not None else np.nan,
         "nonneg": (
             np.asarray(lam_raw, dtype=np.float64).reshape(-1)

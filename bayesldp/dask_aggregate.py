@@ -293,6 +293,7 @@ def oracle_from_files(
         raise ValueError(
             f"the report files carry no bayesldp layout metadata; give {', '.join(missing)}"
         )
+    assert eps is not None and d is not None  # checked just above
     same = str(meta.get("name", "")).upper() == str(name).upper()
     extra = {k: v for k, v in meta.items() if same and k not in ("name", "epsilon", "domain_size")}
     return make_oracle(str(name), float(eps), int(d), **extra)
@@ -402,6 +403,7 @@ def write_reports_parquet(
                     if writer is None:
                         writer = pq.ParquetWriter(fh, table.schema, compression=compression)
                     writer.write_table(table)
+                assert writer is not None  # the chunk is not empty
                 writer.close()
             written.append(target)
     if not written:

@@ -87,6 +87,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -142,7 +143,7 @@ DRAW_KINDS = ("bootstrap", "plug-in")
 
 
 #: threadpoolctl's controller, created on first use (it inspects the loaded libraries).
-_BLAS_CONTROLLER = None
+_BLAS_CONTROLLER: Any = None  # a ThreadpoolController once looked up; False if none
 
 
 @contextlib.contextmanager
@@ -915,7 +916,8 @@ def tilted_posterior(
     mult = lik.multiplicity
 
     def excess(lam: float) -> float:
-        return float(mult @ _posterior_at(mat, log_w, atoms, lam)[1]) - total
+        # only called below, where total is not None
+        return float(mult @ _posterior_at(mat, log_w, atoms, lam)[1]) - total  # type: ignore[operator]
 
     lam = 0.0
     degenerate = (
@@ -1306,6 +1308,7 @@ def eb_npmle(
         frequencies = _frequencies(post, m.n)
         table = PosteriorTable.from_posterior(post)
     seed = int(rng.integers(2**63 - 1))
+    draws: DiscretePosteriorDraws | BootstrapPosteriorDraws
     if uncertainty == "plug-in":
         draws = DiscretePosteriorDraws(table, m.n, seed, n_draws, "plug-in posterior")
     else:

@@ -41,8 +41,16 @@ class Uncertainty(Protocol):
         Number of draws available.
     """
 
-    kind: str
-    n_draws: int
+    # read-only properties: implementations may compute them (e.g. from their arrays)
+    @property
+    def kind(self) -> str:
+        """What the draws are."""
+        ...
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws available."""
+        ...
 
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""

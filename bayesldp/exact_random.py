@@ -328,9 +328,9 @@ def _subsets_mask(
         need[active] = left
         active = active[left > 0]
     mask[np.arange(rows), avoid] = include
-    cols = np.flatnonzero(flat).reshape(rows, k)
-    cols -= (np.arange(rows) * d)[:, None]
-    return cols
+    chosen = np.flatnonzero(flat).reshape(rows, k)
+    chosen -= (np.arange(rows) * d)[:, None]
+    return chosen
 
 
 def subsets(

@@ -33,7 +33,7 @@ import logging
 import math
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.stats import norm as _normal
@@ -281,6 +281,21 @@ def subset_variance(m: Measurement, indices, frequencies=None) -> float:
 
     That is :math:`\sum_{v \in S} \tilde f_v`, whose variance is
     :math:`\operatorname{Var} C_S / (n (p-q))^2` (see :func:`subset_count_variances`).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    indices : array_like of int
+        The items of the set.
+    frequencies : array_like, optional
+        The frequencies at which to evaluate the variance (a plug-in by default, as in
+        :func:`subset_count_variances`).
+
+    Returns
+    -------
+    float
+        The variance.
     """
     return subset_count_variance(m, indices, frequencies) / (m.n * (m.p - m.q)) ** 2
 
@@ -665,10 +680,13 @@ def set_intervals(
         if estimate.query_basis is not None:
             lo, hi = np.maximum(lo, 0.0), np.maximum(hi, 0.0)
     elif kind == "posterior":
+        assert estimate.uncertainty is not None  # "posterior" needs one (_check_kind)
         sums = draw_set_sums(estimate.uncertainty, masks)
         lo, hi = np.quantile(sums, [lo_q, hi_q], axis=1)
     else:
-        boot = estimate.bootstrap() if bootstrap is None else bootstrap
+        # Estimate.bootstrap is typed as the Uncertainty protocol (estimate.py does not
+        # import this module); DefaultInference makes a ParametricBootstrap
+        boot = cast(ParametricBootstrap, estimate.bootstrap()) if bootstrap is None else bootstrap
         if boot.estimate is not estimate:
             raise ValueError("bootstrap must be made from this estimate (estimate.bootstrap())")
         sums = boot.set_sums(masks)

@@ -275,7 +275,9 @@ def _arrow_column(data, name: str):
     return col
 
 
-def _arrow_integers(arr, name: str, low: int, high: int, dtype: np.dtype) -> np.ndarray:
+def _arrow_integers(
+    arr, name: str, low: int, high: int, dtype: np.dtype | type[np.integer]
+) -> np.ndarray:
     """Return an integer Arrow array as ``dtype``, every value in ``[low, high)``."""
     pa = _pyarrow()
     if not pa.types.is_integer(arr.type):

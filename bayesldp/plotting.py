@@ -68,6 +68,7 @@ def method_style(method: str) -> dict:
     except ValueError:
         fixed = None
     index = names.index(base) if base in names else -1
+    color: str | tuple[float, float, float, float]
     if fixed is not None:
         color, marker = fixed, "D"
     elif 0 <= index < 10:

@@ -553,15 +553,15 @@ def build_config(
             except (ValueError, ImportError, OSError) as err:
                 raise ValueError(_dataset_error(spec, err)) from None
     else:
-        ds = []
+        found = []
         for spec in grid.datasets:
             try:
                 load_dataset(spec)
             except ImportError as err:
                 logger.info("%s", _dataset_error(spec, err))
                 continue
-            ds.append(spec)
-        ds = tuple(ds)
+            found.append(spec)
+        ds = tuple(found)
         if not ds:
             raise ValueError(f"{experiment.name}: none of its datasets can be loaded here")
     real_reps = None

@@ -129,6 +129,7 @@ def _exceed_probability(uncertainty: Uncertainty, threshold: float) -> np.ndarra
         stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
         chunk = (uncertainty.sample(start, stop) > threshold).sum(axis=0)
         hits = chunk if hits is None else hits + chunk
+    assert hits is not None, "an Uncertainty has at least one draw"
     return hits / uncertainty.n_draws
 
 
@@ -170,6 +171,8 @@ def top_k_probability(uncertainty: Uncertainty, k: int, clip: bool = False) -> n
             d = draws.shape[1]
             k = check_k(k, d)
             hits = np.zeros(d)
+        assert hits is not None
         top = np.argsort(-draws, axis=1, kind="stable")[:, :k]
         hits += np.bincount(top.ravel(), minlength=d)
+    assert hits is not None, "an Uncertainty has at least one draw"
     return hits / uncertainty.n_draws

@@ -68,6 +68,7 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
         if zero_inflated and lik.node_coef is not None:
             # Many items: the sum over items of a smooth function of the estimate is a
             # weighted sum over a few hundred nodes (0.002 nats off at d = 42178).
+            assert lik.nodes is not None  # node_coef is set with the nodes
             model.add_coord("node", np.arange(lik.nodes.size))
             pi = pm.Beta("pi", 1.0, 1.0)
             coef = pm.Data("node_coef", lik.node_coef, dims=("node", "chebyshev"))

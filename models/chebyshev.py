@@ -134,11 +134,10 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
 
         node_weights = lagrange_weights(y, nodes)
         node_coef = C.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
-    else:
-        nodes = None
     return ChebyshevLikelihood(
-        coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes, node_weights, node_coef
-    )
+        coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes if use_nodes else None, node_weights,
+        node_coef,
+    )  # fmt: skip
 
 
 def chebyshev_basis_tensor(t, degree: int):

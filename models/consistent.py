@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize
 
-from bayesldp.estimate import Estimate
+from bayesldp.estimate import Estimate, Uncertainty
 from bayesldp.measurement import Measurement
 from bayesldp.models import lomax as S
 from bayesldp.models.draws import (
@@ -93,7 +93,9 @@ def default_c_bounds(n: int, sigma_c: float) -> tuple[float, float]:
     return 0.01, float(max(n, 100))
 
 
-def find_mode(problem: S.Problem, s_bounds, u_bounds) -> tuple[np.ndarray, np.ndarray]:
+def find_mode(
+    problem: S.Problem, s_bounds: tuple[float, float], u_bounds: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Mode of the parameters' log target and its Laplace covariance.
 
     The target is :func:`bayesldp.models.lomax.log_target` under the flat prior on
@@ -325,6 +327,7 @@ def prepare(
         if np.all((sd_ratio > 1 / 1.5) & (sd_ratio < 1.5)) and abs(corr[0] - corr[1]) < 0.3:
             break
         mode, cov = mean, post_cov
+    assert fit is not None  # the loop ran
     box_t = ((float(fit.s_lo), float(fit.s_hi)), (float(fit.u_lo), float(fit.u_hi)))
     return ScaleModelSpec(problem, mode, cov, chol, fit, (s_lo, s_hi), u_bounds, box_t)
 
@@ -665,11 +668,12 @@ def bayes_consistent(
             exponent_points = EXPONENT_POINTS
             if problem.exact:  # each point holds two (d, n + 1) tables: ~32 MB at most
                 work = problem.d * (problem.n + 1)
-                points = min(2_000_000 // work, EXACT_EXPONENT_POINTS)
-                exponent_points = max(points, EXPONENT_POINTS)
+                affordable = min(2_000_000 // work, EXACT_EXPONENT_POINTS)
+                exponent_points = max(affordable, EXPONENT_POINTS)
         picks = _picks(post, min(exponent_points, post.s.size))
         draw_seed = int(rng.integers(2**63 - 1))
         info = dict(post.info)
+        uncertainty: Uncertainty
         if problem.exact:
             points = [
                 S.ExactTotal(problem.y, problem.sigma_c, problem.n, float(post.s[i]),

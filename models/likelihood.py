@@ -248,6 +248,7 @@ def ldp_likelihood(
         var = n * (q * (1 - q) + f * (p - q) * (1 - p - q))
         out = pm.Normal(name, mu=n * pi, sigma=pt.sqrt(var), observed=counts, dims=dims)
     specs = _REGISTRY.setdefault(model, {})
+    assert f.name is not None  # a named model variable, or named by pm.Deterministic above
     specs[name] = LikelihoodSpec(name, kind, d, f.name, dims)
     return out
 

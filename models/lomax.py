@@ -66,9 +66,9 @@ class CountGrid:
         while e < n + 1:
             e = min(n + 1, e + max(1, min(cap, math.floor(GROWTH * e))))
             edges.append(e)
-        edges = np.asarray(edges, dtype=float)
-        width = np.diff(edges)
-        return cls((edges[:-1] + edges[1:] - 1) / 2, np.log(width))
+        bounds = np.asarray(edges, dtype=float)
+        width = np.diff(bounds)
+        return cls((bounds[:-1] + bounds[1:] - 1) / 2, np.log(width))
 
 
 def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
@@ -153,10 +153,10 @@ def node_moments(
                 block(i0, i1, 0, x.size)
         i0 = i1
     log_ev -= math.log(sigma_c) + LOG_SQRT_2PI
-    out = [np.empty_like(a) for a in (log_ev, mean, var)]
-    for o, a in zip(out, (log_ev, mean, var), strict=True):
+    results = [np.empty_like(a) for a in (log_ev, mean, var)]
+    for o, a in zip(results, (log_ev, mean, var), strict=True):
         o[order] = a
-    return out[0], out[1], out[2]
+    return results[0], results[1], results[2]
 
 
 def item_nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
@@ -195,7 +195,7 @@ class ItemMoments:
         y_max: float,
         nodes: np.ndarray | None = None,
     ) -> None:
-        self.nodes = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
+        self.nodes: np.ndarray = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
         self.lo, self.hi = float(self.nodes[0]), float(self.nodes[-1])
         log_ev, mean, var = node_moments(grid, log_mass, sigma_c, self.nodes)
         self.node_log_ev, self.node_mean, self.node_var = log_ev, mean, var
@@ -330,6 +330,7 @@ def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) 
     not exceed what ``mom`` covers.
     """
     w, nodes, sc, n = problem.weights, problem.nodes, problem.sigma_c, problem.n
+    assert w is not None and nodes is not None, "a Problem from Problem.from_counts"
     active = w != 0
     wa, na = w[active], nodes[active]
 
@@ -561,7 +562,13 @@ PROBES = (
 RELEVANT_DROP = 30.0
 
 
-def chebyshev_fit(func, s_box, u_box, degree: int = 14, peak: float | None = None) -> Chebyshev2D:
+def chebyshev_fit(
+    func,
+    s_box: tuple[float, float],
+    u_box: tuple[float, float],
+    degree: int = 14,
+    peak: float | None = None,
+) -> Chebyshev2D:
     """Interpolate ``func(s, u)`` at ``degree x degree`` Chebyshev points of the box.
 
     ``max_error`` is the largest error at the off-node :data:`PROBES`; with ``peak``

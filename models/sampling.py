@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,11 @@ def seeds(rng) -> tuple[int, np.random.Generator]:
 def check_sampler_args(draws: int, tune: int, chains: int) -> None:
     """Check the sampler's ``draws``, ``tune`` (>= 0) and ``chains``: integers, not bools.
 
+    Parameters
+    ----------
+    draws, tune, chains : int
+        Draws per chain, tuning steps per chain and number of chains.
+
     Raises
     ------
     ValueError
@@ -61,7 +67,7 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
     rhat = az.rhat(idata, var_names=names)
     ess = az.ess(idata, var_names=names)
     divergences = int(idata.sample_stats["diverging"].sum())
-    info = {
+    info: dict[str, Any] = {
         "r_hat": {k: float(rhat[k].max()) for k in names},
         "ess_bulk": {k: float(ess[k].min()) for k in names},
         "divergences": divergences,
