@@ -1,14 +1,14 @@
-"""Empirical audit of epsilon-LDP: a lower confidence bound on a privatizer's epsilon.
+r"""Empirical audit of epsilon-LDP: a lower confidence bound on a privatizer's epsilon.
 
-A mechanism :math:`M` is :math:`\\varepsilon`-LDP when, for every pair of inputs
+A mechanism :math:`M` is :math:`\varepsilon`-LDP when, for every pair of inputs
 :math:`a, b` and every set :math:`E` of reports,
 
 .. math::
 
-    P(M(a) \\in E) \\le e^{\\varepsilon} \\, P(M(b) \\in E).
+    P(M(a) \in E) \le e^{\varepsilon} \, P(M(b) \in E).
 
 The audit privatizes many users holding each of a few inputs, counts how often each
-candidate event occurs, and bounds :math:`\\log P_a(E) - \\log P_b(E)` from below with
+candidate event occurs, and bounds :math:`\log P_a(E) - \log P_b(E)` from below with
 Clopper-Pearson intervals, as in ldp-audit (Arcolezi and Gambs, "Revealing the True
 Cost of Local Privacy: An Auditing Perspective", PETS 2024). Where that paper audits
 one fixed pair of inputs and one attack per protocol, this audit searches every
@@ -245,7 +245,7 @@ def _group_counts(
 
 
 def _describe_bytes(key: bytes, layouts: set) -> str:
-    """The report's values if all reports share one dtype and width, else its bytes."""
+    """Return the report's values if all reports share one dtype and width, else its bytes."""
     if len(layouts) == 1 and None not in layouts:
         ((dtype, items),) = layouts
         dt = np.dtype(dtype)
@@ -271,15 +271,15 @@ def _fmt_bits(bits: bytes, a: int, b: int, what: str) -> str:
 
 
 class SupportEvent:
-    """Event ``(report supports a, report supports b)`` for a frequency oracle.
+    r"""Event ``(report supports a, report supports b)`` for a frequency oracle.
 
     For every pure oracle (GRR, OUE, SUE, OLH, SS, HR) the likelihood ratio
-    :math:`P(o \\mid a) / P(o \\mid b)` of a report ``o`` depends on ``o`` only through
+    :math:`P(o \mid a) / P(o \mid b)` of a report ``o`` depends on ``o`` only through
     these two bits (OUE/SUE: the bits at ``a`` and ``b``; OLH: whether the reported
     bucket equals ``h(a)`` and ``h(b)``, whatever the hash; SS: whether ``a`` and ``b``
     are in the subset; HR: whether the column is in :math:`C_a` and :math:`C_b`; GRR:
     whether the report is ``a`` or ``b``). The key ``(1, 0)`` is therefore exactly the
-    set of reports of largest ratio :math:`e^\\varepsilon`, and no event of that ratio
+    set of reports of largest ratio :math:`e^\varepsilon`, and no event of that ratio
     is more probable, which makes it the most powerful event for a correct oracle.
     It ignores everything else in the report (slot order, dtype), so audits should
     also look at the raw bytes (:func:`audit_oracle` does).
@@ -337,12 +337,15 @@ class PositionEvent:
 
 
 def support_event(oracle: FrequencyOracle) -> SupportEvent:
-    """The ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`)."""
+    """Return the ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`)."""
     return SupportEvent(oracle)
 
 
 def position_event() -> PositionEvent:
-    """The ``(slot of a, slot of b)`` event for list-valued reports (:class:`PositionEvent`)."""
+    """Return the ``(slot of a, slot of b)`` event of list-valued reports.
+
+    See :class:`PositionEvent`.
+    """
     return PositionEvent()
 
 
@@ -376,19 +379,19 @@ def _normalise_events(event) -> list:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of an empirical epsilon-LDP audit.
+    r"""Outcome of an empirical epsilon-LDP audit.
 
     Attributes
     ----------
     epsilon_hat : float
-        Point estimate :math:`\\log(\\hat P_a(E) / \\hat P_b(E))` for the selected pair and
+        Point estimate :math:`\log(\hat P_a(E) / \hat P_b(E))` for the selected pair and
         event on the held-out half (``inf`` when the event never occurred under ``b``
         there; floored at 0).
     epsilon_lower : float
         Lower confidence bound on the mechanism's epsilon at level ``confidence``,
         valid including the search over pairs and events (floored at 0).
     pair : tuple of int
-        Inputs ``(a, b)``: the bound is on :math:`\\log P_a(E) - \\log P_b(E)`.
+        Inputs ``(a, b)``: the bound is on :math:`\log P_a(E) - \log P_b(E)`.
     event : str
         Which view defines the event: ``"bytes"`` (the raw report) or an event's name.
     output : bytes
@@ -428,7 +431,7 @@ class AuditResult:
         return self.epsilon_lower > self.claimed_epsilon
 
     def passed(self, epsilon: float | None = None) -> bool:
-        """True unless the audit contradicts ``epsilon`` (default: the claimed one)."""
+        """Return True unless the audit contradicts ``epsilon`` (default: the claimed one)."""
         if epsilon is None:
             if self.claimed_epsilon is None:
                 raise ValueError("epsilon must be given: this audit has no claimed epsilon")
@@ -483,12 +486,12 @@ def empirical_epsilon(
     epsilon: float | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> AuditResult:
-    """Estimate and lower-bound the epsilon of a privatizer from its outputs.
+    r"""Estimate and lower-bound the epsilon of a privatizer from its outputs.
 
     For each value ``v`` in ``inputs``, ``samples`` users holding ``v`` are privatized
     by calls ``privatize(np.full(size, v), rng)`` of at most :data:`CHUNK` users.
     Every ordered pair of inputs ``(a, b)`` and every event ``E`` (an output, or a key
-    of an ``event`` view) is a candidate for :math:`\\log P_a(E) - \\log P_b(E)`,
+    of an ``event`` view) is a candidate for :math:`\log P_a(E) - \log P_b(E)`,
     which eps-LDP bounds by eps.
 
     **Selection and validity (sample splitting).** Each input's reports are shuffled
@@ -564,7 +567,8 @@ def empirical_epsilon(
     # keys[(view, group)][member] -> list of key chunks; group None = all inputs (bytes)
     keys: dict = {}
     halves = []  # per input: True for users in the selection half
-    layouts = set()  # (dtype, items per row) of the reports, to describe a bytes key
+    # (dtype, items per row) of the reports, to describe a bytes key
+    layouts: set[tuple[str, int] | None] = set()
     for i, v in enumerate(values):
         sel = np.zeros(n, dtype=bool)
         sel[gen.permutation(n)[:n_sel]] = True
@@ -634,6 +638,7 @@ def empirical_epsilon(
         hat = max(0.0, math.log(y_a) - math.log(y_b))
     view = views[vi]
     if view is not None and hasattr(view, "describe"):
+        assert args is not None  # an event view is always looked at on a pair of inputs
         description = view.describe(key, *args)
     else:
         description = _describe_bytes(key, layouts if view is None else set())
@@ -656,7 +661,10 @@ def empirical_epsilon(
 
 
 def default_inputs(domain_size: int) -> np.ndarray:
-    """Inputs an audit privatizes: all of ``0 .. d-1`` if ``d <= 8``, else 8 spread values."""
+    """Return the inputs an audit privatizes.
+
+    All of ``0 .. d-1`` if ``d <= 8``, else 8 spread values.
+    """
     d = check_int(domain_size, "domain_size", minimum=2)
     if d <= MAX_DEFAULT_INPUTS:
         return np.arange(d, dtype=np.int64)
@@ -664,7 +672,7 @@ def default_inputs(domain_size: int) -> np.ndarray:
 
 
 def oracle_events(oracle: FrequencyOracle) -> list:
-    """The views :func:`audit_oracle` searches for ``oracle``.
+    """Return the views :func:`audit_oracle` searches for ``oracle``.
 
     Always the raw report bytes (any leak in the transmitted layout, when the output
     space is small enough for outputs to repeat) and :class:`SupportEvent` (the most

@@ -58,7 +58,7 @@ def estimates(m: Measurement, counts: np.ndarray) -> np.ndarray:
 def project_rows(
     values: np.ndarray, totals: np.ndarray | float = 1.0, active: np.ndarray | None = None
 ) -> np.ndarray:
-    """Euclidean projection of each row onto ``{f >= 0, sum f = total}`` (sort-based).
+    r"""Euclidean projection of each row onto ``{f >= 0, sum f = total}`` (sort-based).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ def project_rows(
     Returns
     -------
     numpy.ndarray
-        :math:`\\max(x - \\theta, 0)` on the active entries, 0 elsewhere.
+        :math:`\max(x - \theta, 0)` on the active entries, 0 elsewhere.
     """
     x = np.asarray(values, dtype=np.float64)
     rows, d = x.shape
@@ -224,10 +224,10 @@ def _mle(m: Measurement, counts: np.ndarray, *, likelihood: str = "auto") -> np.
 
 
 def _binomial_rows(c: np.ndarray, n: int, q: float, pq: float) -> np.ndarray:
-    """Row-wise exact binomial MLE: bracketed Newton on each row's multiplier.
+    r"""Row-wise exact binomial MLE: bracketed Newton on each row's multiplier.
 
     The same KKT system as :func:`bayesldp.methods.mle`: for multiplier ``kappa`` the
-    active items have :math:`\\pi = 2c/(b + \\sqrt{b^2 - 4\\kappa c})`, ``b = kappa + n``,
+    active items have :math:`\pi = 2c/(b + \sqrt{b^2 - 4\kappa c})`, ``b = kappa + n``,
     and ``kappa`` is chosen so the frequencies sum to 1.
     """
     rows = c.shape[0]
@@ -301,9 +301,9 @@ def _lagrange_weights(nodes: np.ndarray, at: np.ndarray) -> np.ndarray:
 def power_rows(
     m: Measurement, counts: np.ndarray, exponents: np.ndarray, *, max_nodes: int = 9
 ) -> tuple[np.ndarray, dict]:
-    """Calibrate's posterior mean for every row, each with its own exponent.
+    r"""Calibrate's posterior mean for every row, each with its own exponent.
 
-    The log posterior mean :math:`\\log g(y; s)` is analytic in ``s``. It is computed
+    The log posterior mean :math:`\log g(y; s)` is analytic in ``s``. It is computed
     exactly (:class:`bayesldp.calibrate.PosteriorGrid`, one per node) at Chebyshev-Lobatto
     nodes spanning the rows' exponents and interpolated in ``s``; the nodes are doubled
     (3, 5, 9; 1 when all exponents are equal) until two successive interpolants agree to
@@ -431,7 +431,7 @@ BATCH: dict[str, Callable[..., np.ndarray]] = {
 
 
 def batch_function(method: str, backend: str = "numpy") -> Callable[..., np.ndarray] | None:
-    """The vectorised form of a registered method, or ``None`` if it has none."""
+    """Return the vectorised form of a registered method, or ``None`` if it has none."""
     if backend != "numpy":
         return None
     return BATCH.get(method)

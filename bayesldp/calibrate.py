@@ -1,18 +1,18 @@
-"""Calibrate's power-law posterior mean (Jia and Gong 2019), made fast.
+r"""Calibrate's power-law posterior mean (Jia and Gong 2019), made fast.
 
-The prior puts mass :math:`\\propto x^{-s}` on each count :math:`x = 1, \\dots, n`; the
-noise on the count estimate :math:`y_v = n \\tilde f_v` is Gaussian with the oracle's
-known standard deviation :math:`\\sigma_c = n\\sigma`. The posterior mean is
+The prior puts mass :math:`\propto x^{-s}` on each count :math:`x = 1, \dots, n`; the
+noise on the count estimate :math:`y_v = n \tilde f_v` is Gaussian with the oracle's
+known standard deviation :math:`\sigma_c = n\sigma`. The posterior mean is
 
 .. math::
 
-    g(y) = \\frac{\\sum_{x=1}^{n} x \\, x^{-s} \\, \\phi((x - y)/\\sigma_c)}
-                {\\sum_{x=1}^{n} x^{-s} \\, \\phi((x - y)/\\sigma_c)} .
+    g(y) = \frac{\sum_{x=1}^{n} x \, x^{-s} \, \phi((x - y)/\sigma_c)}
+                {\sum_{x=1}^{n} x^{-s} \, \phi((x - y)/\sigma_c)} .
 
-Because the prior and :math:`\\sigma_c` are shared by all items, :math:`g` is one smooth
+Because the prior and :math:`\sigma_c` are shared by all items, :math:`g` is one smooth
 function of the scalar :math:`y`. We evaluate it exactly (log-sum-exp over the window
-of counts that carry weight) on a grid of nodes spaced :math:`\\sigma_c/16` near zero
-and geometrically beyond :math:`16\\sigma_c`, and interpolate with a cubic spline. The
+of counts that carry weight) on a grid of nodes spaced :math:`\sigma_c/16` near zero
+and geometrically beyond :math:`16\sigma_c`, and interpolate with a cubic spline. The
 cost is independent of ``d`` apart from the interpolation; the papers' direct sum is
 :math:`O(n d)`. When ``d`` is smaller than the grid, each item is summed directly.
 """
@@ -48,7 +48,7 @@ GEOMETRIC_STEP = 1.0 / 64
 
 
 def power_sum(a: float, n: int, exact_terms: int = 2000) -> float:
-    """Return :math:`\\sum_{x=1}^{n} x^{-a}` for any real ``a`` and large ``n``.
+    r"""Return :math:`\sum_{x=1}^{n} x^{-a}` for any real ``a`` and large ``n``.
 
     The first ``exact_terms`` terms are summed; the tail uses Euler-Maclaurin with
     derivative corrections up to the third, accurate to double precision for
@@ -82,12 +82,12 @@ def prior_mean(s: float, n: int) -> float:
 
 
 def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> float:
-    """Fit ``s`` by matching the prior mean count to the observed mean (Calibrate).
+    r"""Fit ``s`` by matching the prior mean count to the observed mean (Calibrate).
 
     Parameters
     ----------
     y_mean : float
-        Mean estimated count, :math:`n \\cdot \\mathrm{mean}(\\tilde f)`.
+        Mean estimated count, :math:`n \cdot \mathrm{mean}(\tilde f)`.
     n : int
         Number of users.
     s_max : float
@@ -139,7 +139,7 @@ class _Counts:
 def _log_sums(
     y: float, s: float, sigma_c: float, n: int, counts: _Counts | None = None
 ) -> tuple[float, float, float]:
-    """Log of :math:`\\sum_x x^{k-s} e^{-(x-y)^2/2\\sigma_c^2}` for k = 0, 1, 2.
+    r"""Log of :math:`\sum_x x^{k-s} e^{-(x-y)^2/2\sigma_c^2}` for k = 0, 1, 2.
 
     Summed over the counts that carry weight: those within ``WINDOW`` noise standard
     deviations of ``y``, and those down to 1 when the prior makes them count.
@@ -167,12 +167,12 @@ def _log_sums(
 
 
 def posterior_mean_direct(y, s: float, sigma_c: float, n: int, full: bool = False) -> np.ndarray:
-    """Posterior mean count for each ``y``, by summing every count (the reference).
+    r"""Posterior mean count for each ``y``, by summing every count (the reference).
 
     Parameters
     ----------
     y : array_like
-        Count estimates :math:`n \\tilde f_v`.
+        Count estimates :math:`n \tilde f_v`.
     s : float
         Power-law exponent.
     sigma_c : float
@@ -222,10 +222,10 @@ def spline_nodes(
         start = max(knee, t_min)
         count = math.ceil(math.log(t_max / start) / math.log1p(growth))
         t.extend(np.geomspace(start, t_max, count + 1)[1:])
-    t = np.unique(np.asarray(t))
+    nodes = np.unique(np.asarray(t))
     # Pad with two nodes on each side so the spline is well conditioned at the ends.
-    pad = np.array([t[0] - 2 * step, t[0] - step, t[-1] + step, t[-1] + 2 * step])
-    return np.unique(np.concatenate([t, pad])) * sigma_c
+    pad = np.array([nodes[0] - 2 * step, nodes[0] - step, nodes[-1] + step, nodes[-1] + 2 * step])
+    return np.unique(np.concatenate([nodes, pad])) * sigma_c
 
 
 class PosteriorGrid:
@@ -306,7 +306,7 @@ class PosteriorGrid:
         return bool(y.min() >= self.nodes[0] and y.max() <= self.nodes[-1])
 
     def log_evidence(self, y) -> np.ndarray:
-        """:math:`\\log \\sum_{x=1}^n x^{-s} e^{-(x-y)^2/2\\sigma_c^2}` (unnormalised)."""
+        r""":math:`\log \sum_{x=1}^n x^{-s} e^{-(x-y)^2/2\sigma_c^2}` (unnormalised)."""
         return self.log_den(y)
 
     def mean(self, y) -> np.ndarray:
@@ -335,7 +335,7 @@ def posterior_mean(y, s: float, sigma_c: float, n: int) -> np.ndarray:
 
 
 def log_marginal(y, s: float, sigma_c: float, n: int) -> float:
-    """Log marginal likelihood :math:`\\sum_v \\log \\sum_x P_s(x) N(y_v; x, \\sigma_c)`."""
+    r"""Log marginal likelihood :math:`\sum_v \log \sum_x P_s(x) N(y_v; x, \sigma_c)`."""
     y = np.asarray(y, dtype=np.float64)
     nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
     if y.size <= nodes.size:

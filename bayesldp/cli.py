@@ -31,6 +31,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``PROG: error: MESSAGE`` on stderr, exit code 2."""
 
     def error(self, message: str):
+        """Print ``PROG: error: MESSAGE`` on one line to stderr and exit with code 2."""
         text = " ".join(str(message).split())
         self.exit(2, f"{self.prog}: error: {text}\n")
 
@@ -44,7 +45,7 @@ class Stopped(Exception):
 
 
 def _note(text: str) -> None:
-    """A one-line notice on stderr (stdout keeps the results)."""
+    """Print a one-line notice on stderr (stdout keeps the results)."""
     print(text, file=sys.stderr)
 
 
@@ -157,7 +158,7 @@ def _config(experiment, args: argparse.Namespace, datasets: Sequence[str] | None
 
 
 def _executor(args: argparse.Namespace, pending: int):
-    """The Dask client to run on (None: this process) and whether this command made it."""
+    """Return the Dask client to run on (None: this process) and whether this command made it."""
     from bayesldp.runner import dask_available, make_client
 
     if args.no_dask or args.scheduler == "synchronous" or pending == 0:
@@ -258,7 +259,7 @@ def run_experiments(
             raise
     close_client(client, own_cluster=own_cluster)
     elapsed = time.perf_counter() - t0
-    ran = {}
+    ran: dict[Path, int] = {}
     for _, folder, _task in pending:
         ran[folder] = ran.get(folder, 0) + 1
     for experiment, config, folder in zip(experiments, configs, folders, strict=True):
@@ -290,7 +291,7 @@ def _list_experiments() -> int:
 
 
 def experiment_main(experiment, argv: Sequence[str] | None = None) -> int:
-    """``main`` of a module of experiments/: the runner's options for one experiment.
+    """Serve as ``main`` of a module of experiments/: the runner's options for one experiment.
 
     Dask workers import an experiment's functions by module name, so a module run as a
     script calls the ``main`` of its installed self (``bayesldp.experiments.NAME``), not
@@ -472,8 +473,8 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if result.contradicted else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
+def build_parser() -> ArgumentParser:
+    """Build the argument parser (exposed for documentation and tests)."""
     from bayesldp.oracles import ORACLES
     from bayesldp.runner import find_experiments
 

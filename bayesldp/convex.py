@@ -1,4 +1,4 @@
-"""Exact convex formulations of CLS, MLE-Apx and the exact MLE, solved with cvxpy.
+r"""Exact convex formulations of CLS, MLE-Apx and the exact MLE, solved with cvxpy.
 
 These are the reference solutions the closed forms in :mod:`bayesldp.methods` are
 checked against (``postprocess(m, name, backend="cvxpy")``). Every problem has the
@@ -6,42 +6,42 @@ probability-simplex constraints
 
 .. math::
 
-    \\sum_v f_v = 1 \\quad (\\text{dual } \\nu, \\text{ key } ``"sum"``), \\qquad
-    f_v \\ge 0 \\quad (\\text{duals } \\lambda_v \\ge 0, \\text{ key } ``"nonneg"``),
+    \sum_v f_v = 1 \quad (\text{dual } \nu, \text{ key } ``"sum"``), \qquad
+    f_v \ge 0 \quad (\text{duals } \lambda_v \ge 0, \text{ key } ``"nonneg"``),
 
 and, with cvxpy's sign convention, the KKT stationarity condition reads
-:math:`\\nabla F(f) + \\nu \\mathbf 1 - \\lambda = 0` (see :func:`kkt_residuals`).
+:math:`\nabla F(f) + \nu \mathbf 1 - \lambda = 0` (see :func:`kkt_residuals`).
 
-* ``cls``: :math:`F(f) = \\|f - \\tilde f\\|_2^2`, a QP.
+* ``cls``: :math:`F(f) = \|f - \tilde f\|_2^2`, a QP.
 * ``mle-apx``: the long paper's Eq. (13),
-  :math:`\\sum_v (a_v - b f_v)^2 / (e + g f_v)` with :math:`a_v = c_v/n - q`,
+  :math:`\sum_v (a_v - b f_v)^2 / (e + g f_v)` with :math:`a_v = c_v/n - q`,
   :math:`b = p - q`, :math:`e = q(1-q)`, :math:`g = (p-q)(1-p-q)`, multiplied by the
   constant :math:`e / b^2` (the same minimiser) so that it reads, with
-  :math:`\\kappa = g / e` and :math:`a_v - b f_v = b(\\tilde f_v - f_v)`,
+  :math:`\kappa = g / e` and :math:`a_v - b f_v = b(\tilde f_v - f_v)`,
 
   .. math::
 
-      F(f) = \\sum_v \\frac{(f_v - \\tilde f_v)^2}{1 + \\kappa f_v},
+      F(f) = \sum_v \frac{(f_v - \tilde f_v)^2}{1 + \kappa f_v},
 
-  a weighted CLS whose weights are the ratios :math:`\\sigma^2 / \\sigma_v^2`. Without
+  a weighted CLS whose weights are the ratios :math:`\sigma^2 / \sigma_v^2`. Without
   the rescaling the objective's curvature is :math:`b^2/e` (about ``1e-5`` for GRR with
-  :math:`\\epsilon = 0.2, d = 4096`) and an interior-point solver stops far from the
+  :math:`\epsilon = 0.2, d = 4096`) and an interior-point solver stops far from the
   minimiser. Each term is quadratic over linear, written as one rotated second-order
-  cone :math:`\\|(2 r_v, t_v - y_v)\\|_2 \\le t_v + y_v` with :math:`r_v = f_v - \\tilde f_v`
-  and the affine denominator :math:`y_v = 1 + \\kappa f_v`. :math:`\\kappa` would be
+  cone :math:`\|(2 r_v, t_v - y_v)\|_2 \le t_v + y_v` with :math:`r_v = f_v - \tilde f_v`
+  and the affine denominator :math:`y_v = 1 + \kappa f_v`. :math:`\kappa` would be
   negative for an oracle with :math:`p + q > 1`; the denominator is positive on the
   whole simplex all the same, since it is :math:`1` at :math:`f_v = 0`,
   :math:`p(1-p)/(q(1-q)) > 0` at :math:`f_v = 1` and affine in between (GRR and SUE
-  have :math:`p + q \\le 1`, so :math:`\\kappa \\ge 0` for the oracles here).
+  have :math:`p + q \le 1`, so :math:`\kappa \ge 0` for the oracles here).
   ``info["objective_eq13"]`` gives the value of Eq. (13) itself.
 * ``mle``: the oracle's own likelihood. With :math:`w_v = c_v/n` and
-  :math:`\\pi_v = q + (p - q) f_v`,
+  :math:`\pi_v = q + (p - q) f_v`,
 
   .. math::
 
-      F(f) = s \\sum_v \\Big[w_v \\log\\frac{w_v}{\\pi_v}
-             + (1 - w_v)\\log\\frac{1 - w_v}{1 - \\pi_v}\\Big],
-      \\qquad s = \\frac{q(1-q)}{(p-q)^2},
+      F(f) = s \sum_v \Big[w_v \log\frac{w_v}{\pi_v}
+             + (1 - w_v)\log\frac{1 - w_v}{1 - \pi_v}\Big],
+      \qquad s = \frac{q(1-q)}{(p-q)^2},
 
   which is the negative log-likelihood of the product of binomials (OUE, SUE and the
   other non-GRR oracles) divided by :math:`n / s`, shifted by the saturated model's
@@ -63,29 +63,29 @@ derivatives (never the closed forms of :mod:`bayesldp.methods`, so that the resu
 stays an independent check of them):
 
 1. *Support.* The items the solver left at zero are those with
-   :math:`f_v \\le \\lambda_v` (its primal value below its multiplier); the others
+   :math:`f_v \le \lambda_v` (its primal value below its multiplier); the others
    form the support :math:`S`. (Items whose term has no curvature, such as those with
    no count under the multinomial likelihood, are never in :math:`S`.)
-2. *Newton on the reduced problem.* :math:`\\min \\sum_{v \\in S} F_v(f_v)` subject to
-   :math:`\\sum_{v \\in S} f_v = 1` (no inequality) is solved by Newton's method on
-   its KKT system, started at the solver's :math:`f_S` and :math:`\\nu` (the
+2. *Newton on the reduced problem.* :math:`\min \sum_{v \in S} F_v(f_v)` subject to
+   :math:`\sum_{v \in S} f_v = 1` (no inequality) is solved by Newton's method on
+   its KKT system, started at the solver's :math:`f_S` and :math:`\nu` (the
    infeasible-start method, with backtracking on the residual norm and on the
    domain of :math:`F`); the Hessian is diagonal, so a step costs :math:`O(|S|)`.
    Items outside :math:`S` are set to 0 and get the multipliers
-   :math:`\\lambda_v = F'_v(0) + \\nu` (0 on :math:`S`).
+   :math:`\lambda_v = F'_v(0) + \nu` (0 on :math:`S`).
 3. *KKT check of the full problem.* The point and its multipliers are accepted when
    every :func:`kkt_residuals` is within :data:`KKT_TOL`: primal (a negative
-   frequency or :math:`|\\sum f - 1|`), dual (a negative :math:`\\lambda_v`),
+   frequency or :math:`|\sum f - 1|`), dual (a negative :math:`\lambda_v`),
    complementary slackness and stationarity. For a separable strictly convex
    :math:`F` these conditions are sufficient, and with curvature at least
-   :math:`\\mu` along the simplex they give :math:`\\|f - f^*\\|_2 \\le
-   \\|r\\|_2 / \\mu` for the stationarity residual :math:`r` of an exactly
+   :math:`\mu` along the simplex they give :math:`\|f - f^*\|_2 \le
+   \|r\|_2 / \mu` for the stationarity residual :math:`r` of an exactly
    feasible, complementary point.
 4. *Corrections.* If the check fails only because of items the solver left at the
-   boundary (both :math:`|f_v|` and :math:`|\\lambda_v|` of its answer at most
+   boundary (both :math:`|f_v|` and :math:`|\lambda_v|` of its answer at most
    :data:`BOUNDARY`: the solver could not tell whether they belong to the support),
    those items change sides (a negative :math:`f_v` leaves :math:`S`, a negative
-   :math:`\\lambda_v` joins it) and steps 2 and 3 are repeated, at most
+   :math:`\lambda_v` joins it) and steps 2 and 3 are repeated, at most
    :data:`MAX_CORRECTIONS` times. An item the solver clearly placed is never moved.
 
 ``info`` reports what was done: ``solver_status`` (the solver's own status),
@@ -256,7 +256,7 @@ def _solver_options(
 
 
 class ObjectiveTerms:
-    """:math:`F(f) = \\sum_v F_v(f_v)` of one method, with its first two derivatives.
+    r""":math:`F(f) = \sum_v F_v(f_v)` of one method, with its first two derivatives.
 
     ``idx`` selects the items that ``f`` holds (all of them by default).
     """
@@ -354,11 +354,11 @@ class PolishResult:
 def _newton(
     terms: ObjectiveTerms, support: np.ndarray, f_start: np.ndarray, nu_start: float
 ) -> tuple[np.ndarray, float, int]:
-    """Minimise :math:`\\sum_{S} F_v(f_v)` s.t. :math:`\\sum_S f_v = 1` by Newton's method.
+    r"""Minimise :math:`\sum_{S} F_v(f_v)` s.t. :math:`\sum_S f_v = 1` by Newton's method.
 
     Infeasible-start Newton (Boyd and Vandenberghe, Sec. 10.3) on the KKT system
-    :math:`F'_v(f_v) + \\nu = 0\\ (v \\in S)`, :math:`\\sum_S f_v = 1`, with a diagonal
-    Hessian. Returns the full vector (0 outside ``S``), :math:`\\nu` and the number of
+    :math:`F'_v(f_v) + \nu = 0\ (v \in S)`, :math:`\sum_S f_v = 1`, with a diagonal
+    Hessian. Returns the full vector (0 outside ``S``), :math:`\nu` and the number of
     iterations.
     """
     idx = np.flatnonzero(support)
@@ -488,7 +488,7 @@ def _solve(
     raw = np.asarray(f.value, dtype=np.float64).reshape(-1)
     nu_raw = sum_constraint.dual_value
     lam_raw = nonneg_constraint.dual_value
-    solver_duals = {
+    solver_duals: dict[str, Any] = {
         "sum": float(np.asarray(nu_raw).reshape(-1)[0]) if nu_raw is not None else np.nan,
         "nonneg": (
             np.asarray(lam_raw, dtype=np.float64).reshape(-1)
@@ -569,7 +569,7 @@ def cls(
     solver_options: dict[str, Any] | None = None,
     polish: bool = True,
 ) -> Estimate:
-    """CLS: :math:`\\min \\|f - \\tilde f\\|_2^2` s.t. :math:`f \\ge 0, \\sum f = 1`, by cvxpy.
+    r"""CLS: :math:`\min \|f - \tilde f\|_2^2` s.t. :math:`f \ge 0, \sum f = 1`, by cvxpy.
 
     Parameters
     ----------
@@ -597,8 +597,8 @@ def cls(
     -------
     Estimate
         ``info`` holds ``status``, ``solver_status``, ``solver``, ``objective`` (at the
-        returned point), ``duals`` (``"sum"``: :math:`\\nu`, ``"nonneg"``:
-        :math:`\\lambda`, of the returned point), ``kkt_residuals``, ``polished``,
+        returned point), ``duals`` (``"sum"``: :math:`\nu`, ``"nonneg"``:
+        :math:`\lambda`, of the returned point), ``kkt_residuals``, ``polished``,
         ``polish`` (``support_size``, ``moved``, ``newton_iterations``, ``distance``),
         the solver's ``solver_duals`` and ``solver_objective``, ``solve_time``,
         ``polish_time``, ``wall_time``, ``iterations``, ``min_frequency`` and
@@ -622,7 +622,7 @@ def cls(
 
 
 def _apx_kappa(m: Measurement) -> float:
-    """:math:`\\kappa = (p-q)(1-p-q) / (q(1-q))`, the slope of the variance ratio."""
+    r""":math:`\kappa = (p-q)(1-p-q) / (q(1-q))`, the slope of the variance ratio."""
     return (m.p - m.q) * (1 - m.p - m.q) / (m.q * (1 - m.q))
 
 
@@ -640,14 +640,14 @@ def mle_apx(
     solver_options: dict[str, Any] | None = None,
     polish: bool = True,
 ) -> Estimate:
-    """MLE-Apx: the exact minimiser of the long paper's Eq. (13) on the simplex.
+    r"""MLE-Apx: the exact minimiser of the long paper's Eq. (13) on the simplex.
 
     .. math::
 
-        \\min_f \\sum_v \\frac{(c_v/n - q - (p-q) f_v)^2}{q(1-q) + (p-q)(1-p-q) f_v}
-        \\quad\\text{s.t.}\\quad f \\ge 0,\\ \\sum_v f_v = 1,
+        \min_f \sum_v \frac{(c_v/n - q - (p-q) f_v)^2}{q(1-q) + (p-q)(1-p-q) f_v}
+        \quad\text{s.t.}\quad f \ge 0,\ \sum_v f_v = 1,
 
-    solved in the rescaled form :math:`\\sum_v (f_v - \\tilde f_v)^2 / (1 + \\kappa f_v)`
+    solved in the rescaled form :math:`\sum_v (f_v - \tilde f_v)^2 / (1 + \kappa f_v)`
     with one rotated second-order cone per term (see the module notes). ``info``
     holds the rescaled ``objective``, its duals, and ``objective_eq13``. Options
     (including ``polish``) and ``info`` as in :func:`cls`; the solver must handle
@@ -676,14 +676,14 @@ def mle(
     solver_options: dict[str, Any] | None = None,
     polish: bool = True,
 ) -> Estimate:
-    """Exact MLE of the oracle's support-count likelihood on the simplex, by cvxpy.
+    r"""Exact MLE of the oracle's support-count likelihood on the simplex, by cvxpy.
 
     .. math::
 
-        \\max_f \\sum_v \\big[c_v \\log \\pi_v + (n - c_v) \\log(1 - \\pi_v)\\big],
-        \\quad \\pi_v = q + (p-q) f_v, \\quad f \\ge 0,\\ \\sum_v f_v = 1,
+        \max_f \sum_v \big[c_v \log \pi_v + (n - c_v) \log(1 - \pi_v)\big],
+        \quad \pi_v = q + (p-q) f_v, \quad f \ge 0,\ \sum_v f_v = 1,
 
-    without the :math:`\\log(1-\\pi_v)` terms for the multinomial (GRR) likelihood: the
+    without the :math:`\log(1-\pi_v)` terms for the multinomial (GRR) likelihood: the
     same likelihood as :func:`bayesldp.methods.mle`. It is solved as the centred and
     scaled objective of the module notes; ``info["deviance"]`` is twice the gap in
     log-likelihood to the saturated model.
@@ -739,12 +739,12 @@ def objective(method: str, m: Measurement, f: np.ndarray, likelihood: str = "aut
 
 
 def gradient(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
-    """Gradient :math:`\\nabla F(f)` of the objective of method ``method``."""
+    r"""Gradient :math:`\nabla F(f)` of the objective of method ``method``."""
     return ObjectiveTerms(method, m, likelihood).grad(np.asarray(f, dtype=np.float64))
 
 
 def curvature(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
-    """Diagonal of the Hessian :math:`\\nabla^2 F(f)` (the objective is separable)."""
+    r"""Diagonal of the Hessian :math:`\nabla^2 F(f)` (the objective is separable)."""
     return ObjectiveTerms(method, m, likelihood).curv(np.asarray(f, dtype=np.float64))
 
 
@@ -755,7 +755,7 @@ def kkt_residuals(
     duals: dict[str, Any],
     likelihood: str = "auto",
 ) -> dict[str, float]:
-    """KKT residuals of a candidate solution ``f`` with multipliers ``duals``.
+    r"""KKT residuals of a candidate solution ``f`` with multipliers ``duals``.
 
     Parameters
     ----------
@@ -764,7 +764,7 @@ def kkt_residuals(
     f : numpy.ndarray
         Candidate frequencies, e.g. a closed form from :mod:`bayesldp.methods`.
     duals : dict
-        ``"sum"`` (:math:`\\nu`) and ``"nonneg"`` (:math:`\\lambda`), e.g. a solver's
+        ``"sum"`` (:math:`\nu`) and ``"nonneg"`` (:math:`\lambda`), e.g. a solver's
         ``info["duals"]``.
     likelihood : {"auto", "multinomial", "binomial"}
         For ``mle``, as in :func:`mle`.
@@ -772,10 +772,10 @@ def kkt_residuals(
     Returns
     -------
     dict
-        ``primal`` (largest of :math:`\\max(-f_v, 0)` and :math:`|\\sum f - 1|`),
-        ``dual`` (largest :math:`\\max(-\\lambda_v, 0)`), ``complementary``
-        (largest :math:`|\\lambda_v f_v|`) and ``stationarity`` (largest
-        :math:`|\\nabla F(f) + \\nu - \\lambda|`).
+        ``primal`` (largest of :math:`\max(-f_v, 0)` and :math:`|\sum f - 1|`),
+        ``dual`` (largest :math:`\max(-\lambda_v, 0)`), ``complementary``
+        (largest :math:`|\lambda_v f_v|`) and ``stationarity`` (largest
+        :math:`|\nabla F(f) + \nu - \lambda|`).
     """
     return _kkt(ObjectiveTerms(method, m, likelihood), f, duals)
 

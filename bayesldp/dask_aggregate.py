@@ -87,7 +87,7 @@ def _batch_rows(oracle: FrequencyOracle, batch_size: int | None) -> int:
 
 
 def _open(path: str):
-    """A ``pyarrow.parquet.ParquetFile``; an unreadable file is a ValueError naming it."""
+    """Open a ``pyarrow.parquet.ParquetFile``; an unreadable file is a ValueError naming it."""
     pa = _require("pyarrow")
     pq = _require("pyarrow.parquet")
     try:
@@ -260,7 +260,7 @@ def aggregate_parquet(
 
 
 def read_layout(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike]) -> dict | None:
-    """The oracle parameters recorded in the first report file, or None.
+    """Return the oracle parameters recorded in the first report file, or None.
 
     A dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own parameters
     (:func:`bayesldp.oracles.read_arrow_parameters`); files from elsewhere have none.
@@ -279,7 +279,7 @@ def oracle_from_files(
     epsilon: float | None = None,
     domain_size: int | None = None,
 ) -> FrequencyOracle:
-    """The oracle of the report files: given values first, then the files' metadata.
+    """Return the oracle of the report files: given values first, then the files' metadata.
 
     The oracle's own parameters (``g``, ``k``) come from the metadata when it records
     the same oracle. Raises ValueError when a parameter is neither given nor recorded.
@@ -293,6 +293,7 @@ def oracle_from_files(
         raise ValueError(
             f"the report files carry no bayesldp layout metadata; give {', '.join(missing)}"
         )
+    assert eps is not None and d is not None  # checked just above
     same = str(meta.get("name", "")).upper() == str(name).upper()
     extra = {k: v for k, v in meta.items() if same and k not in ("name", "epsilon", "domain_size")}
     return make_oracle(str(name), float(eps), int(d), **extra)
@@ -402,6 +403,7 @@ def write_reports_parquet(
                     if writer is None:
                         writer = pq.ParquetWriter(fh, table.schema, compression=compression)
                     writer.write_table(table)
+                assert writer is not None  # the chunk is not empty
                 writer.close()
             written.append(target)
     if not written:

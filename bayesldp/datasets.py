@@ -73,6 +73,7 @@ class Dataset:
     groups: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        """Check the counts and labels, and make the counts read-only."""
         counts = check_counts(self.counts, "counts")
         if counts.sum() == 0:
             raise ValueError("counts must hold at least one user")
@@ -97,13 +98,14 @@ class Dataset:
         return self.counts / self.n
 
     def __str__(self) -> str:
+        """Return ``NAME: n=..., d=... (SOURCE)``."""
         return f"{self.name}: n={self.n:,}, d={self.d:,} ({self.source})"
 
 
 def zipf(
     s: float = 1.5, d: int = 1024, n: int = 1_000_000, rng: np.random.Generator | int = 0
 ) -> Dataset:
-    """Users drawn i.i.d. from a Zipf law :math:`f_v \\propto (v+1)^{-s}` on ``d`` items.
+    r"""Users drawn i.i.d. from a Zipf law :math:`f_v \propto (v+1)^{-s}` on ``d`` items.
 
     The papers' synthetic dataset (``s = 1.5``, ``d = 1024``, ``n = 10^6``).
     """
@@ -196,7 +198,7 @@ def _existing_file(path: str | Path) -> Path:
 def _sample_without_replacement(
     counts: np.ndarray, fraction: float, gen: np.random.Generator
 ) -> np.ndarray:
-    """Counts of ``round(fraction * total)`` units drawn without replacement."""
+    """Draw counts of ``round(fraction * total)`` units without replacement."""
     if fraction == 1.0:
         return counts.copy()
     total = int(counts.sum())
@@ -225,7 +227,7 @@ def wordfreq_words(
     rng: np.random.Generator | int = 0,
     wordlist: str = "best",
 ) -> Dataset:
-    """The ``d`` most frequent words of a language, with users drawn from their frequencies.
+    """Load the ``d`` most frequent words of a language, users drawn from their frequencies.
 
     Word frequencies come from the ``wordfreq`` package (installed with the ``data``
     extra; its word lists ship inside the wheel, nothing is downloaded). The default
@@ -641,11 +643,12 @@ class DatasetSpec:
     path_argument: bool = False
 
     def __post_init__(self) -> None:
+        """Check ``kind``."""
         if self.kind not in ("synthetic", "real", "file"):
             raise ValueError(f"kind must be synthetic, real or file, got {self.kind!r}")
 
     def options(self) -> tuple[str, ...]:
-        """The builder's keyword arguments."""
+        """Return the builder's keyword arguments."""
         import inspect
 
         return tuple(inspect.signature(self.builder).parameters)

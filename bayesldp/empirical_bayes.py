@@ -1,4 +1,4 @@
-"""Nonparametric empirical Bayes for frequency oracles: the NPMLE of the count distribution.
+r"""Nonparametric empirical Bayes for frequency oracles: the NPMLE of the count distribution.
 
 Every item ``v`` has a true count :math:`x_v` (users holding it) and a support count
 :math:`c_v`. Empirical Bayes treats the counts as draws from an unknown distribution
@@ -8,43 +8,43 @@ law of ``bayes-consistent``):
 
 .. math::
 
-    x_v \\overset{iid}{\\sim} G, \\qquad
-    c_v \\mid x_v \\sim \\mathrm{Binomial}\\big(n,\\ q + (p - q)\\, x_v / n\\big),
-    \\qquad \\textstyle\\sum_v x_v = n .
+    x_v \overset{iid}{\sim} G, \qquad
+    c_v \mid x_v \sim \mathrm{Binomial}\big(n,\ q + (p - q)\, x_v / n\big),
+    \qquad \textstyle\sum_v x_v = n .
 
-:math:`\\hat G` is the Kiefer-Wolfowitz nonparametric maximum likelihood estimate
-(NPMLE): a discrete distribution on a grid of counts :math:`u_1 < \\dots < u_K` whose
+:math:`\hat G` is the Kiefer-Wolfowitz nonparametric maximum likelihood estimate
+(NPMLE): a discrete distribution on a grid of counts :math:`u_1 < \dots < u_K` whose
 weights :math:`w` maximise the marginal likelihood
 
 .. math::
 
-    \\ell(w) = \\sum_v \\log \\sum_k L_{vk} w_k, \\qquad
-    L_{vk} = P(c_v \\mid x_v = u_k), \\qquad
-    w \\ge 0, \\ \\textstyle\\sum_k w_k = 1 .
+    \ell(w) = \sum_v \log \sum_k L_{vk} w_k, \qquad
+    L_{vk} = P(c_v \mid x_v = u_k), \qquad
+    w \ge 0, \ \textstyle\sum_k w_k = 1 .
 
 The problem is convex; its optimality (KKT) condition is
 
 .. math::
 
-    S_k(w) = \\sum_v \\frac{L_{vk}}{\\sum_j L_{vj} w_j} \\le d
-    \\quad \\text{for all } k, \\text{ with equality where } w_k > 0,
+    S_k(w) = \sum_v \frac{L_{vk}}{\sum_j L_{vj} w_j} \le d
+    \quad \text{for all } k, \text{ with equality where } w_k > 0,
 
-and for any :math:`w` on the simplex :math:`\\ell(\\hat w) - \\ell(w) \\le \\max_k S_k(w) - d`
+and for any :math:`w` on the simplex :math:`\ell(\hat w) - \ell(w) \le \max_k S_k(w) - d`
 bounds the distance to the optimum (:func:`kkt_gap` reports it relative to ``d``).
 
 The known total enters twice. First in the data: the counts add up to ``n``, so the
 sum of the support counts' noises is known, and the support counts are corrected by
 their share of it (:func:`total_corrected_counts`; exact for Gaussian noise). Without
-this the raw total, off by about :math:`\\sigma\\sqrt d` (6% on 1024 items, 40% on
+this the raw total, off by about :math:`\sigma\sqrt d` (6% on 1024 items, 40% on
 42178), would have to be absorbed by the tilt below, which puts it where the posterior is
 widest (the small, noisy items): on the papers' Zipf setting that doubled the MSE of
 some runs. (Fixing the prior's mean at ``n / d`` instead does not help: the NPMLE meets
 such a constraint most cheaply by giving the largest atom, which rests on one item, a
 little more weight, a "phantom" fraction of an item that changes no posterior mean.)
 
-Each item's estimate is its posterior mean under :math:`\\hat G` **conditioned on the
-total** by exponential tilting: the prior is multiplied by :math:`e^{\\lambda u}` with
-:math:`\\lambda` solved so that the posterior means add up to ``n`` (the saddle-point /
+Each item's estimate is its posterior mean under :math:`\hat G` **conditioned on the
+total** by exponential tilting: the prior is multiplied by :math:`e^{\lambda u}` with
+:math:`\lambda` solved so that the posterior means add up to ``n`` (the saddle-point /
 Gibbs-conditioning approximation to conditioning independent counts on their sum,
 accurate for large ``d``; the same device as ``bayes-consistent``). The estimate is
 therefore non-negative and sums to 1.
@@ -87,6 +87,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -144,7 +145,7 @@ PRIOR_FLOOR = 1e-9
 
 
 #: threadpoolctl's controller, created on first use (it inspects the loaded libraries).
-_BLAS_CONTROLLER = None
+_BLAS_CONTROLLER: Any = None  # a ThreadpoolController once looked up; False if none
 
 
 @contextlib.contextmanager
@@ -176,7 +177,7 @@ def _support_probability(m: Measurement, x: np.ndarray) -> np.ndarray:
 
 
 def count_noise_sd(m: Measurement, x, likelihood: str = "binomial") -> np.ndarray:
-    """Standard deviation of a count estimate :math:`n\\tilde f_v` given the true count.
+    r"""Return the standard deviation of a count estimate :math:`n\tilde f_v` given the true count.
 
     Parameters
     ----------
@@ -185,9 +186,9 @@ def count_noise_sd(m: Measurement, x, likelihood: str = "binomial") -> np.ndarra
     x : array_like
         True counts (clipped into ``[0, n]`` for this purpose).
     likelihood : {"binomial", "gaussian"}
-        ``binomial``: :math:`\\sqrt{n\\pi(1-\\pi)}/(p-q)` with
-        :math:`\\pi = q + (p-q)x/n`; ``gaussian``: the conditional law given the count,
-        :math:`\\sqrt{x p(1-p) + (n-x) q(1-q)}/(p-q)`.
+        ``binomial``: :math:`\sqrt{n\pi(1-\pi)}/(p-q)` with
+        :math:`\pi = q + (p-q)x/n`; ``gaussian``: the conditional law given the count,
+        :math:`\sqrt{x p(1-p) + (n-x) q(1-q)}/(p-q)`.
 
     Returns
     -------
@@ -213,7 +214,7 @@ def count_grid(
     window: float = 8.0,
     likelihood: str = "binomial",
 ) -> np.ndarray:
-    """Grid of counts on which the prior :math:`G` is estimated.
+    r"""Grid of counts on which the prior :math:`G` is estimated.
 
     Every count from 0 up to ``1 / growth``, then steps of ``growth`` times the count,
     but never wider than ``spacing`` noise standard deviations (and never narrower
@@ -224,7 +225,7 @@ def count_grid(
     of width one noise standard deviation :math:`s`. Moving an atom of :math:`G` by
     :math:`h` changes each likelihood by a relative :math:`O(h/s)`, and a mixture of two
     neighbouring atoms reproduces a point between them up to :math:`O(h^2/s^2)`; with
-    :math:`h \\le s/4` the estimates change by a small fraction of the noise when the
+    :math:`h \le s/4` the estimates change by a small fraction of the noise when the
     spacing is halved (``tests/test_empirical_bayes.py`` checks it). Where counts are
     small compared with the noise the relative steps resolve the low end of
     :math:`G` (most items of real data have a handful of users), at a cost of about
@@ -277,14 +278,14 @@ def count_grid(
 
 @dataclass(frozen=True)
 class CountLikelihood:
-    """The likelihood matrix of the distinct support counts on a grid of true counts.
+    r"""The likelihood matrix of the distinct support counts on a grid of true counts.
 
     Attributes
     ----------
     atoms : numpy.ndarray
         The grid of counts :math:`u_k`, shape ``(K,)``.
     matrix : numpy.ndarray
-        :math:`P(c_j \\mid x = u_k)` divided by its largest value in each row, shape
+        :math:`P(c_j \mid x = u_k)` divided by its largest value in each row, shape
         ``(U, K)``, one row per distinct support count.
     log_scale : numpy.ndarray
         Log of each row's largest value, shape ``(U,)``.
@@ -315,7 +316,7 @@ class CountLikelihood:
         return float(self.multiplicity.sum())
 
     def loglik(self, weights: np.ndarray) -> float:
-        """Marginal log-likelihood :math:`\\sum_v \\log \\sum_k P(c_v \\mid u_k) w_k`."""
+        r"""Marginal log-likelihood :math:`\sum_v \log \sum_k P(c_v \mid u_k) w_k`."""
         with np.errstate(divide="ignore"):
             return float(self.multiplicity @ (np.log(self.matrix @ weights) + self.log_scale))
 
@@ -362,7 +363,7 @@ def total_corrected_counts(m: Measurement, likelihood: str = "binomial") -> np.n
 def count_likelihood(
     m: Measurement, atoms, likelihood: str = "binomial", counts=None
 ) -> CountLikelihood:
-    """Likelihood of every distinct support count at every atom (true count).
+    r"""Likelihood of every distinct support count at every atom (true count).
 
     Parameters
     ----------
@@ -371,7 +372,7 @@ def count_likelihood(
     atoms : array_like
         True counts in ``[0, n]``.
     likelihood : {"binomial", "gaussian"}
-        ``binomial`` (default): :math:`c \\sim \\mathrm{Binomial}(n, q + (p-q)x/n)`, the
+        ``binomial`` (default): :math:`c \sim \mathrm{Binomial}(n, q + (p-q)x/n)`, the
         exact marginal law of a pure oracle's support count when the users' values are
         i.i.d. draws from the frequencies (the likelihood ``mle`` and ``ibu`` use).
         ``gaussian``: a normal law with the mean :math:`nq + (p-q)x` and variance
@@ -443,17 +444,17 @@ def count_likelihood(
 
 @dataclass(frozen=True)
 class NPMLEFit:
-    """A fitted prior on the grid of counts.
+    r"""A fitted prior on the grid of counts.
 
     Attributes
     ----------
     weights : numpy.ndarray
-        :math:`\\hat w`, shape ``(K,)``, non-negative, summing to 1.
+        :math:`\hat w`, shape ``(K,)``, non-negative, summing to 1.
     loglik : float
-        Marginal log-likelihood at :math:`\\hat w` (with every constant).
+        Marginal log-likelihood at :math:`\hat w` (with every constant).
     gap : float
-        :math:`\\max_k S_k(\\hat w) / d - 1` (:func:`kkt_gap`), an upper bound on
-        :math:`(\\ell(w^*) - \\ell(\\hat w)) / d`.
+        :math:`\max_k S_k(\hat w) / d - 1` (:func:`kkt_gap`), an upper bound on
+        :math:`(\ell(w^*) - \ell(\hat w)) / d`.
     solver : str
         Which solver produced it.
     iterations : int
@@ -482,9 +483,9 @@ class NPMLEFit:
 
 
 def npmle_gradient(lik: CountLikelihood, weights: np.ndarray) -> np.ndarray:
-    """:math:`S_k(w) = \\sum_v L_{vk} / \\sum_j L_{vj} w_j` for every atom ``k``.
+    r""":math:`S_k(w) = \sum_v L_{vk} / \sum_j L_{vj} w_j` for every atom ``k``.
 
-    The gradient of the marginal log-likelihood; :math:`\\sum_k w_k S_k(w) = d`.
+    The gradient of the marginal log-likelihood; :math:`\sum_k w_k S_k(w) = d`.
     """
     w = np.asarray(weights, dtype=np.float64)
     support = np.flatnonzero(w > 0)
@@ -493,19 +494,19 @@ def npmle_gradient(lik: CountLikelihood, weights: np.ndarray) -> np.ndarray:
 
 
 def kkt_gap(lik: CountLikelihood, weights: np.ndarray) -> float:
-    """Relative optimality gap of ``weights``: :math:`\\max_k S_k(w) / d - 1`.
+    r"""Relative optimality gap of ``weights``: :math:`\max_k S_k(w) / d - 1`.
 
     For any :math:`w` on the simplex, concavity gives
-    :math:`\\ell(w^*) - \\ell(w) \\le \\nabla\\ell(w) \\cdot (w^* - w)
-    = \\sum_k w^*_k S_k(w) - d \\le \\max_k S_k(w) - d`, so the gap bounds the distance
+    :math:`\ell(w^*) - \ell(w) \le \nabla\ell(w) \cdot (w^* - w)
+    = \sum_k w^*_k S_k(w) - d \le \max_k S_k(w) - d`, so the gap bounds the distance
     to the optimum in log-likelihood per item; it is zero exactly at the NPMLE (the
-    KKT condition :math:`S_k \\le d`, with equality where :math:`w_k > 0`).
+    KKT condition :math:`S_k \le d`, with equality where :math:`w_k > 0`).
     """
     return float(npmle_gradient(lik, weights).max() / lik.n_items - 1)
 
 
 def _start(lik: CountLikelihood, sd: np.ndarray | None = None) -> np.ndarray:
-    """Starting weights: the histogram of the items' maximum-likelihood atoms, thinned.
+    """Return starting weights: the histogram of the items' maximum-likelihood atoms, thinned.
 
     Every row then has an atom near its best one in the support, so no item starts
     with a tiny marginal likelihood (which would make the Hessian useless). Atoms
@@ -654,7 +655,7 @@ def _solve_sqp(
 
 
 def _em_map(lik: CountLikelihood, w: np.ndarray) -> np.ndarray:
-    """One EM step: :math:`w_k \\leftarrow w_k S_k(w) / d`."""
+    r"""One EM step: :math:`w_k \leftarrow w_k S_k(w) / d`."""
     z = w * (lik.matrix.T @ (lik.multiplicity / (lik.matrix @ w)))
     return z / z.sum()
 
@@ -734,12 +735,12 @@ def npmle(
     cvxpy_solver: str | None = None,
     start=None,
 ) -> NPMLEFit:
-    """Kiefer-Wolfowitz NPMLE of the mixing weights on the grid.
+    r"""Kiefer-Wolfowitz NPMLE of the mixing weights on the grid.
 
     .. math::
 
-        \\hat w = \\arg\\max_{w \\ge 0,\\ \\sum_k w_k = 1}
-        \\ \\sum_v \\log \\sum_k L_{vk} w_k .
+        \hat w = \arg\max_{w \ge 0,\ \sum_k w_k = 1}
+        \ \sum_v \log \sum_k L_{vk} w_k .
 
     Parameters
     ----------
@@ -819,7 +820,7 @@ def npmle(
 
 @dataclass(frozen=True)
 class TiltedPosterior:
-    """Item posteriors under a discrete prior tilted by :math:`e^{\\lambda u}`.
+    r"""Item posteriors under a discrete prior tilted by :math:`e^{\lambda u}`.
 
     Attributes
     ----------
@@ -830,7 +831,7 @@ class TiltedPosterior:
     mean, var : numpy.ndarray
         Posterior mean and variance of the count for each distinct support count.
     tilt : float
-        :math:`\\lambda`, per user (0 when not conditioned on a total).
+        :math:`\lambda`, per user (0 when not conditioned on a total).
     item_row : numpy.ndarray
         The row of each item, shape ``(d,)``.
     multiplicity : numpy.ndarray
@@ -854,7 +855,10 @@ class TiltedPosterior:
         return self.var[self.item_row]
 
     def responsibilities(self) -> np.ndarray:
-        """Expected number of items at each atom, :math:`\\sum_v P(x_v = u_k \\mid c_v)`."""
+        r"""Return the expected number of items at each atom.
+
+        That is :math:`\sum_v P(x_v = u_k \mid c_v)`.
+        """
         return self.multiplicity @ self.prob
 
 
@@ -878,17 +882,17 @@ def _posterior_at(
 def tilted_posterior(
     lik: CountLikelihood, weights: np.ndarray, total: float | None = None
 ) -> TiltedPosterior:
-    """Posterior of every item's count under the prior ``weights``, tilted to ``total``.
+    r"""Posterior of every item's count under the prior ``weights``, tilted to ``total``.
 
     .. math::
 
-        P(x_v = u_k \\mid c_v) \\propto w_k e^{\\lambda u_k} P(c_v \\mid u_k),
-        \\qquad \\sum_v \\mathbb E[x_v \\mid c_v] = \\text{total},
+        P(x_v = u_k \mid c_v) \propto w_k e^{\lambda u_k} P(c_v \mid u_k),
+        \qquad \sum_v \mathbb E[x_v \mid c_v] = \text{total},
 
     the exponential tilting that conditions independent counts on their sum (for large
     ``d``, the Gibbs-conditioning or saddle-point approximation); the sum is increasing
-    in :math:`\\lambda` (its derivative is the sum of the posterior variances), so
-    :math:`\\lambda` is found by a bracketing root search.
+    in :math:`\lambda` (its derivative is the sum of the posterior variances), so
+    :math:`\lambda` is found by a bracketing root search.
 
     Parameters
     ----------
@@ -914,7 +918,8 @@ def tilted_posterior(
     mult = lik.multiplicity
 
     def excess(lam: float) -> float:
-        return float(mult @ _posterior_at(mat, log_w, atoms, lam)[1]) - total
+        # only called below, where total is not None
+        return float(mult @ _posterior_at(mat, log_w, atoms, lam)[1]) - total  # type: ignore[operator]
 
     lam = 0.0
     degenerate = (
@@ -975,6 +980,7 @@ class PosteriorTable:
     _sorted_row: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Sort the items by row once, for the searches of the queries."""
         # items in row order, so that the searches below are nearly sorted (2x faster)
         order = np.argsort(self.item_row, kind="stable")
         object.__setattr__(self, "_order", order)
@@ -1010,14 +1016,14 @@ class PosteriorTable:
 
 
 def project_to_total(x: np.ndarray, var: np.ndarray, n: float) -> np.ndarray:
-    """Move independent draws of the counts onto ``sum = n``, keeping them non-negative.
+    r"""Move independent draws of the counts onto ``sum = n``, keeping them non-negative.
 
     Independent Gaussians conditioned on their sum move by
-    :math:`-(V_v / \\sum_u V_u)(\\sum_u x_u - n)`: each takes a share of the excess in
+    :math:`-(V_v / \sum_u V_u)(\sum_u x_u - n)`: each takes a share of the excess in
     proportion to its variance, so an item with a point posterior does not move. Here
     the draws must also stay non-negative, so the excess is shared the way Norm-Sub
-    shares it, with weights: :math:`x'_v = \\max(x_v - V_v \\delta, 0)` with
-    :math:`\\delta` such that :math:`\\sum_v x'_v = n`, found by Michelot's active-set
+    shares it, with weights: :math:`x'_v = \max(x_v - V_v \delta, 0)` with
+    :math:`\delta` such that :math:`\sum_v x'_v = n`, found by Michelot's active-set
     iteration (items pushed to zero leave the sharing). Dividing the clipped draw by
     its sum instead would rescale every item, the largest by the most. When the items
     with zero variance alone exceed ``n`` (or no item has a variance), the draw is
@@ -1097,10 +1103,10 @@ class DiscretePosteriorDraws:
 
 @dataclass(frozen=True)
 class BootstrapPosteriorDraws:
-    """Posterior draws that carry the uncertainty of the estimated prior (an ``Uncertainty``).
+    r"""Posterior draws that carry the uncertainty of the estimated prior (an ``Uncertainty``).
 
     A parametric bootstrap of the empirical-Bayes posterior (Laird and Louis 1987):
-    replicate ``b`` draws every item's count from its posterior under :math:`\\hat G`,
+    replicate ``b`` draws every item's count from its posterior under :math:`\hat G`,
     simulates support counts from the model, refits the NPMLE :math:`G^*_b` to them
     exactly as :func:`eb_npmle` does, and keeps the item posteriors of the *observed*
     counts under :math:`G^*_b` (tilted to the total). Row ``i`` belongs to replicate
@@ -1125,7 +1131,7 @@ class BootstrapPosteriorDraws:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def replicate(self, b: int) -> PosteriorTable:
-        """The posterior table of replicate ``b`` (fitted on first use)."""
+        """Return the posterior table of replicate ``b`` (fitted on first use)."""
         b = check_int(b, "b", minimum=0, maximum=self.n_boot - 1)
         if b not in self._cache:
             self._cache[b] = self._fit(b)
@@ -1232,19 +1238,19 @@ def eb_npmle(
     n_boot: int = 40,
     rng=None,
 ) -> Estimate:
-    """Nonparametric empirical Bayes (``eb-npmle``): posterior means under the NPMLE prior.
+    r"""Nonparametric empirical Bayes (``eb-npmle``): posterior means under the NPMLE prior.
 
     .. math::
 
-        x_v \\overset{iid}{\\sim} \\hat G, \\quad
-        c_v \\mid x_v \\sim \\mathrm{Binomial}(n, q + (p-q) x_v / n), \\quad
-        f'_v = \\mathbb E_{\\hat G_\\lambda}[x_v \\mid c_v] / n,
-        \\quad \\hat G_\\lambda(u) \\propto \\hat G(u) e^{\\lambda u},
-        \\ \\textstyle\\sum_v f'_v = 1,
+        x_v \overset{iid}{\sim} \hat G, \quad
+        c_v \mid x_v \sim \mathrm{Binomial}(n, q + (p-q) x_v / n), \quad
+        f'_v = \mathbb E_{\hat G_\lambda}[x_v \mid c_v] / n,
+        \quad \hat G_\lambda(u) \propto \hat G(u) e^{\lambda u},
+        \ \textstyle\sum_v f'_v = 1,
 
-    where :math:`\\hat G` is the Kiefer-Wolfowitz NPMLE of the counts' distribution on a
+    where :math:`\hat G` is the Kiefer-Wolfowitz NPMLE of the counts' distribution on a
     grid (:func:`count_grid`), fitted to the support counts corrected for the known
-    total noise (:func:`total_corrected_counts`), and :math:`\\lambda` conditions the
+    total noise (:func:`total_corrected_counts`), and :math:`\lambda` conditions the
     counts on their total by exponential tilting (:func:`tilted_posterior`). See the
     module notes.
 
@@ -1273,12 +1279,12 @@ def eb_npmle(
         Posterior draws behind :meth:`Estimate.interval` (generated on demand).
     uncertainty : {"bootstrap", "plug-in"}
         Where the draws behind :meth:`Estimate.interval` come from. ``plug-in``: each
-        item's discrete posterior under :math:`\\hat G`, conditioned on the total
-        (:class:`DiscretePosteriorDraws`); it treats :math:`\\hat G` as known, so an item
+        item's discrete posterior under :math:`\hat G`, conditioned on the total
+        (:class:`DiscretePosteriorDraws`); it treats :math:`\hat G` as known, so an item
         alone in its region of counts (the largest items), on which the NPMLE puts an
         atom at the item's own estimate, gets an interval of zero width. ``bootstrap``
         (default): the same, averaged over ``n_boot`` parametric-bootstrap refits of
-        :math:`\\hat G` (:class:`BootstrapPosteriorDraws`), fitted when draws are first
+        :math:`\hat G` (:class:`BootstrapPosteriorDraws`), fitted when draws are first
         asked for.
     n_boot : int, default 40
         Bootstrap replicates for ``uncertainty="bootstrap"``.
@@ -1333,6 +1339,7 @@ def eb_npmle(
         post, frequencies = _condition_on_total(lik, fit.weights, m.n)
         table = PosteriorTable.from_posterior(post)
     seed = int(rng.integers(2**63 - 1))
+    draws: DiscretePosteriorDraws | BootstrapPosteriorDraws
     if uncertainty == "plug-in":
         draws = DiscretePosteriorDraws(table, m.n, seed, n_draws, "plug-in posterior")
     else:
@@ -1380,10 +1387,10 @@ def oracle_bayes(
     n_draws: int = 1000,
     rng=None,
 ) -> Estimate:
-    """REFERENCE ONLY, NOT A METHOD: posterior means with the true count histogram as prior.
+    r"""Compute posterior means with the true count histogram as prior (REFERENCE, NOT A METHOD).
 
     The prior is the histogram of the *true* counts,
-    :math:`G(u) = |\\{v : x_v = u\\}| / d`, which no one has in practice: this function
+    :math:`G(u) = |\{v : x_v = u\}| / d`, which no one has in practice: this function
     takes the true counts as an argument and exists to measure how close an
     empirical-Bayes method comes to the best any prior-based post-processor could do
     (the "oracle" Bayes rule of the compound decision problem). The likelihood and the

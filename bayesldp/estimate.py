@@ -41,8 +41,16 @@ class Uncertainty(Protocol):
         Number of draws available.
     """
 
-    kind: str
-    n_draws: int
+    # read-only properties: implementations may compute them (e.g. from their arrays)
+    @property
+    def kind(self) -> str:
+        """What the draws are."""
+        ...
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws available."""
+        ...
 
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
@@ -111,7 +119,10 @@ def set_inference(inference: Inference) -> None:
 
 
 def get_inference() -> Inference:
-    """The installed :class:`Inference`; RuntimeError if none is (``import bayesldp`` does)."""
+    """Return the installed :class:`Inference`.
+
+    A RuntimeError if none is (``import bayesldp`` installs one).
+    """
     if _inference is None:
         raise RuntimeError(
             "no Inference is installed, so Estimate queries cannot be answered; "
@@ -159,6 +170,7 @@ class Estimate:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check the frequencies (shape ``(d,)``, finite) and make them read-only."""
         f = np.asarray(self.frequencies, dtype=np.float64)
         d = self.measurement.domain_size
         if f.shape != (d,):
@@ -214,7 +226,7 @@ class Estimate:
         return float(self.frequencies[idx].sum())
 
     def top_k(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` items with the largest estimates, largest first.
+        """Return the ``k`` items with the largest estimates, largest first.
 
         Returns
         -------
@@ -228,7 +240,7 @@ class Estimate:
         return order, self.frequencies[order]
 
     def interval(self, indices, prob: float = 0.9, method: str | None = None):
-        """Interval for a subset sum: the method's natural one, or the kind asked for.
+        r"""Interval for a subset sum: the method's natural one, or the kind asked for.
 
         Parameters
         ----------
@@ -248,8 +260,8 @@ class Estimate:
               frequencies; centred at the raw estimate, not at this method's answer
               (``post-pos`` clips it at 0 like its answers).
             - ``"bootstrap"`` (non-Bayesian registered methods): the basic parametric
-              bootstrap interval :math:`[T - (q_{hi} - \\theta^*), T - (q_{lo} -
-              \\theta^*)]`, with ``T`` this method's answer, ``\\theta^*`` the set's
+              bootstrap interval :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} -
+              \theta^*)]`, with ``T`` this method's answer, ``\theta^*`` the set's
               frequency in the fitted bootstrap world and ``q`` quantiles of the
               replicates' answers (:meth:`bootstrap`).
             - ``"percentile"``: the quantiles of the replicates' answers.
@@ -322,12 +334,12 @@ class Estimate:
         return boot
 
     def heavy_hitters(self, threshold: float, alpha: float = 0.05):
-        """Items whose frequency exceeds ``threshold``, with error control.
+        r"""Items whose frequency exceeds ``threshold``, with error control.
 
         Frequentist methods: Holm's step-down procedure on one-sided tests of
-        :math:`f_v \\le t` from the raw unbiased estimates (normal approximation, each
+        :math:`f_v \le t` from the raw unbiased estimates (normal approximation, each
         item's variance at :math:`f_v = t`), so the family-wise error rate, the
-        probability of declaring *any* item with :math:`f_v \\le t`, is at most
+        probability of declaring *any* item with :math:`f_v \le t`, is at most
         ``alpha`` (up to the normal approximation); the post-processing does not enter.
         Estimates with posterior draws: the items whose posterior probability of
         exceeding ``t`` is above ``1 - alpha`` (a per-item statement, not a

@@ -87,7 +87,7 @@ def _remaining_digits(prob: float, start: int) -> bool:
 
 
 def bernoulli(prob: float, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` independent flags, each True with probability exactly ``prob``.
+    r"""``size`` independent flags, each True with probability exactly ``prob``.
 
     Parameters
     ----------
@@ -108,7 +108,7 @@ def bernoulli(prob: float, size: int, rng: np.random.Generator) -> np.ndarray:
     Stage ``j`` compares a uniform 64-bit integer ``V`` with the ``j``-th block ``T_j``
     of 64 binary digits of ``prob``: ``V < T_j`` is 1, ``V > T_j`` is 0, and the ties
     go on to stage ``j + 1``; after the last non-zero digit a tie is 0. So
-    :math:`P(1) = \\sum_j T_j 2^{-64 j} = ` ``prob``.
+    :math:`P(1) = \sum_j T_j 2^{-64 j} = ` ``prob``.
     """
     num, exp = _dyadic(prob)
     size = int(size)
@@ -129,14 +129,14 @@ def bernoulli(prob: float, size: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def bernoulli_chain(words: np.ndarray, digits: int, n_digits: int = CHAIN_DIGITS):
-    """Word-parallel Bernoulli bits from ``n_digits`` uniform words per 64 bits.
+    r"""Word-parallel Bernoulli bits from ``n_digits`` uniform words per 64 bits.
 
     Each bit lane compares a uniform number with the probability's digits ``b_i``,
     most significant first, lane ``j`` of row ``i`` being the lane's random digit
     ``R_i``: while the lane is undecided, ``R_i = 1`` keeps it undecided and ``R_i = 0``
     decides it, to 1 if ``b_i = 1`` and to 0 if ``b_i = 0``. Each digit decides half of
     the undecided lanes, in the direction of ``b_i``, so a lane ends 1 with probability
-    :math:`\\sum_i b_i 2^{-i}` and undecided (tied) with probability :math:`2^{-n}`:
+    :math:`\sum_i b_i 2^{-i}` and undecided (tied) with probability :math:`2^{-n}`:
     the law of comparing a uniform ``n``-bit integer with ``t``.
 
     Parameters
@@ -267,7 +267,7 @@ def _subsets_reject(
 def _subsets_mask(
     avoid: np.ndarray, include: np.ndarray, d: int, k: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """An iid Bernoulli mask with at most k items, completed by uniform rejection draws."""
+    """Draw an iid Bernoulli mask with at most k items, completed by uniform rejection draws."""
     rows = avoid.size
     m = d - 1
     target = k - include.astype(np.int64)  # items to choose among the d - 1 others
@@ -328,9 +328,9 @@ def _subsets_mask(
         need[active] = left
         active = active[left > 0]
     mask[np.arange(rows), avoid] = include
-    cols = np.flatnonzero(flat).reshape(rows, k)
-    cols -= (np.arange(rows) * d)[:, None]
-    return cols
+    chosen = np.flatnonzero(flat).reshape(rows, k)
+    chosen -= (np.arange(rows) * d)[:, None]
+    return chosen
 
 
 def subsets(
@@ -342,7 +342,7 @@ def subsets(
     *,
     method: str = "auto",
 ) -> np.ndarray:
-    """One uniformly random ``k``-subset of ``[0, d)`` per row, sorted ascending.
+    r"""One uniformly random ``k``-subset of ``[0, d)`` per row, sorted ascending.
 
     Row ``r`` is a uniform ``k``-subset among those holding ``avoid[r]`` when
     ``include[r]`` is True, else among those not holding it.
@@ -362,7 +362,7 @@ def subsets(
     method : {"auto", "reject", "mask"}
         ``"reject"``: ``k`` (or ``k - 1``) iid uniform draws among the other items,
         sorted, the rows with a repeat drawn again (accepted with probability about
-        :math:`e^{-k^2/2d}`; cost :math:`O(k \\log k)` per row, no ``d``-sized work).
+        :math:`e^{-k^2/2d}`; cost :math:`O(k \log k)` per row, no ``d``-sized work).
         ``"mask"``: an iid Bernoulli mask over the domain with a probability just
         below ``k/d`` (masks with too many items are drawn again), completed to ``k``
         items by uniform draws rejected when already present; cost ``O(d)`` per row

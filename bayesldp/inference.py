@@ -37,7 +37,7 @@ class DefaultInference:
         return estimate_interval(estimate, indices, prob, method)
 
     def bootstrap(self, estimate: Estimate, n_replicates: int = 200, rng: Any = 0) -> Any:
-        """A new :class:`bayesldp.intervals.ParametricBootstrap` of ``estimate``."""
+        """Return a new :class:`bayesldp.intervals.ParametricBootstrap` of ``estimate``."""
         from bayesldp.intervals import ParametricBootstrap
 
         return ParametricBootstrap(estimate, n_replicates, rng)

@@ -1,5 +1,7 @@
-"""Intervals for subset sums: exact normal intervals of the raw estimates, and the
-parametric bootstrap of any post-processing method.
+r"""Intervals for subset sums.
+
+Exact normal intervals of the raw estimates, and the parametric bootstrap of any
+post-processing method.
 
 Three kinds of interval back :meth:`bayesldp.Estimate.interval`:
 
@@ -13,7 +15,7 @@ Three kinds of interval back :meth:`bayesldp.Estimate.interval`:
     A parametric bootstrap (:class:`ParametricBootstrap`): support counts are simulated
     from the fitted frequencies, the same method is re-run on each replicate with the
     same options, and the interval is the basic (pivotal) bootstrap interval
-    :math:`[T - (q_{hi} - \\theta^*), T - (q_{lo} - \\theta^*)]` (``"bootstrap"``) or the
+    :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} - \theta^*)]` (``"bootstrap"``) or the
     quantiles of the replicates themselves (``"percentile"``). ``"bootstrap"`` is the
     natural interval of every other non-Bayesian method.
 ``"posterior"``
@@ -31,7 +33,7 @@ import logging
 import math
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.stats import norm as _normal
@@ -120,9 +122,11 @@ class Interval(tuple):
         return self
 
     def __getnewargs__(self):  # pickling
+        """Return the arguments that rebuild the interval when unpickled."""
         return (self.lo, self.hi, self.kind, self.prob, self.center, self.note)
 
     def __repr__(self) -> str:
+        """Return ``Interval(lo=..., hi=..., kind=..., prob=...)``."""
         return f"Interval(lo={self.lo!r}, hi={self.hi!r}, kind={self.kind!r}, prob={self.prob!r})"
 
     @property
@@ -149,7 +153,7 @@ def _hypergeometric_moments(population: int, successes: int, draws: int) -> tupl
 
 
 def _as_masks(sets, d: int, name: str = "sets") -> np.ndarray:
-    """A ``(Q, d)`` boolean array from a 2-D mask array or one set (indices or a mask)."""
+    """Return a ``(Q, d)`` boolean array from a 2-D mask array or one set (indices or a mask)."""
     arr = np.asarray(sets)
     if arr.dtype == bool and arr.ndim == 2:
         if arr.shape[1] != d:
@@ -175,30 +179,30 @@ def _mixed_hypergeometric_variance(
 
 
 def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray:
-    """Exact variance of the summed support counts :math:`C_S = \\sum_{v \\in S} c_v`.
+    r"""Exact variance of the summed support counts :math:`C_S = \sum_{v \in S} c_v`.
 
     Each user contributes :math:`N_i`, the number of items of ``S`` their report
     supports; users are independent given their values, so
-    :math:`\\operatorname{Var} C_S = \\sum_u x_u \\operatorname{Var}(N \\mid u)` with
+    :math:`\operatorname{Var} C_S = \sum_u x_u \operatorname{Var}(N \mid u)` with
     :math:`x_u = n f_u` users holding ``u``. With :math:`a = |S|` and
-    :math:`x_S = \\sum_{u \\in S} x_u`:
+    :math:`x_S = \sum_{u \in S} x_u`:
 
     .. math::
 
-        \\text{OUE, SUE, OLH:}\\quad & a\\,n\\,q(1-q) + x_S\\,(p-q)(1-p-q)
-            \\quad\\text{(supports independent across items)}\\\\
-        \\text{GRR:}\\quad & x_S\\,\\pi_1(1-\\pi_1) + (n - x_S)\\,\\pi_0(1-\\pi_0),
-            \\quad \\pi_1 = p + (a-1)q,\\ \\pi_0 = a q\\\\
-        \\text{SS:}\\quad & x_S V_1 + (n - x_S) V_0\\\\
-        \\text{HR:}\\quad & \\tfrac14 \\sum_u x_u \\left(a + \\beta M_u - \\beta^2
-            [u \\in S]\\right),\\quad \\beta = 2p - 1.
+        \text{OUE, SUE, OLH:}\quad & a\,n\,q(1-q) + x_S\,(p-q)(1-p-q)
+            \quad\text{(supports independent across items)}\\
+        \text{GRR:}\quad & x_S\,\pi_1(1-\pi_1) + (n - x_S)\,\pi_0(1-\pi_0),
+            \quad \pi_1 = p + (a-1)q,\ \pi_0 = a q\\
+        \text{SS:}\quad & x_S V_1 + (n - x_S) V_0\\
+        \text{HR:}\quad & \tfrac14 \sum_u x_u \left(a + \beta M_u - \beta^2
+            [u \in S]\right),\quad \beta = 2p - 1.
 
     SS (report size :math:`k = q(d-1) + p`): a user holding ``u`` reports ``u`` plus
     ``k - 1`` of the other ``d - 1`` items with probability ``p``, else ``k`` of them, so
     the number of set items is a mixture of hypergeometric counts whose variance is
-    :math:`V_1` for :math:`u \\in S` and :math:`V_0` otherwise. HR: item ``v`` owns the
+    :math:`V_1` for :math:`u \in S` and :math:`V_0` otherwise. HR: item ``v`` owns the
     columns where Hadamard row ``v + 1`` is +1; :math:`M_u` counts the ordered pairs
-    ``(r, s)`` of rows of ``S`` with :math:`r \\oplus s = u + 1` (by two Walsh-Hadamard
+    ``(r, s)`` of rows of ``S`` with :math:`r \oplus s = u + 1` (by two Walsh-Hadamard
     transforms), since the columns of two items are correlated through the row their
     XOR names. OLH's independence holds for an ideal hash; the universal family
     :class:`~bayesldp.OLH` draws from correlates items whose offsets from the user's
@@ -215,8 +219,8 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
         One set (indices or a length-``d`` mask) or a ``(Q, d)`` boolean array of sets.
     frequencies : array_like, optional
         The frequencies at which to evaluate the variance. By default a plug-in:
-        :math:`x_S = n\\,\\mathrm{clip}(\\sum_S \\tilde f, 0, 1)` and, for HR's
-        cross terms, :math:`x_u = n\\,\\mathrm{clip}(\\tilde f_u, 0, 1)`.
+        :math:`x_S = n\,\mathrm{clip}(\sum_S \tilde f, 0, 1)` and, for HR's
+        cross terms, :math:`x_u = n\,\mathrm{clip}(\tilde f_u, 0, 1)`.
 
     Returns
     -------
@@ -273,8 +277,26 @@ def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
 
 
 def subset_variance(m: Measurement, indices, frequencies=None) -> float:
-    """Exact variance of :math:`\\sum_{v \\in S} \\tilde f_v`: :math:`\\operatorname{Var}
-    C_S / (n (p-q))^2` (see :func:`subset_count_variances`)."""
+    r"""Exact variance of the raw estimate of a set's frequency.
+
+    That is :math:`\sum_{v \in S} \tilde f_v`, whose variance is
+    :math:`\operatorname{Var} C_S / (n (p-q))^2` (see :func:`subset_count_variances`).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    indices : array_like of int
+        The items of the set.
+    frequencies : array_like, optional
+        The frequencies at which to evaluate the variance (a plug-in by default, as in
+        :func:`subset_count_variances`).
+
+    Returns
+    -------
+    float
+        The variance.
+    """
     return subset_count_variance(m, indices, frequencies) / (m.n * (m.p - m.q)) ** 2
 
 
@@ -285,9 +307,9 @@ def _z(prob: float) -> float:
 def normal_interval(
     m: Measurement, indices, prob: float = 0.9, *, clip_at_zero: bool = False
 ) -> Interval:
-    """Normal interval of a set's frequency from the raw estimates (plug-in variance).
+    r"""Return the normal interval of a set's frequency from the raw estimates (plug-in variance).
 
-    :math:`\\sum_S \\tilde f \\pm z_{(1+prob)/2} \\sqrt{\\operatorname{Var}}`,
+    :math:`\sum_S \tilde f \pm z_{(1+prob)/2} \sqrt{\operatorname{Var}}`,
     intersected with ``[0, 1]``; ``clip_at_zero`` clips both ends at 0 first (the
     ``post-pos`` query rule, a monotone map, so coverage is unchanged).
     """
@@ -325,13 +347,13 @@ def fitted_counts(frequencies: np.ndarray, n: int) -> np.ndarray:
 
 
 def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One replicate of support counts for users with true counts ``x``.
+    r"""One replicate of support counts for users with true counts ``x``.
 
     GRR exactly: a user reports its own value with probability :math:`p - q` and
     otherwise a value uniform over all ``d`` (the same law, since
     :math:`p = (p - q) + q` and :math:`q = 0 + q`), so the counts are
-    :math:`\\mathrm{Bin}(x_v, p-q)` plus one multinomial of the rest over ``d`` cells.
-    Other oracles: :math:`\\mathrm{Bin}(x_v, p) + \\mathrm{Bin}(n - x_v, q)`, the exact
+    :math:`\mathrm{Bin}(x_v, p-q)` plus one multinomial of the rest over ``d`` cells.
+    Other oracles: :math:`\mathrm{Bin}(x_v, p) + \mathrm{Bin}(n - x_v, q)`, the exact
     joint law for OUE and SUE and the exact marginals for OLH, SS and HR (whose
     dependence between items is ignored; subset sums of SS and HR replicates then have
     the wrong variance, see :func:`subset_count_variance`).
@@ -434,7 +456,7 @@ class ParametricBootstrap:
         }
 
     def counts(self, start: int, stop: int) -> np.ndarray:
-        """Simulated support counts of replicates ``start .. stop - 1``."""
+        """Simulate the support counts of replicates ``start .. stop - 1``."""
         m = self.estimate.measurement
         rows = []
         for i in range(start, stop):
@@ -491,7 +513,7 @@ class ParametricBootstrap:
 
 
 def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
-    """The sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk."""
+    """Return the sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk."""
     weights = np.asarray(masks, dtype=np.float64)
     out = np.empty((weights.shape[0], uncertainty.n_draws))
     for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
@@ -506,7 +528,7 @@ def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
 
 
 def natural_interval(estimate: Estimate) -> str:
-    """The interval kind ``Estimate.interval(method=None)`` uses.
+    """Return the interval kind ``Estimate.interval(method=None)`` uses.
 
     ``"posterior"`` when the estimate carries an ``uncertainty`` of kind posterior;
     otherwise the method's declared ``MethodSpec.interval``.
@@ -526,7 +548,7 @@ def natural_interval(estimate: Estimate) -> str:
 
 
 def available_intervals(estimate: Estimate) -> tuple[str, ...]:
-    """The interval kinds this estimate supports."""
+    """Return the interval kinds this estimate supports."""
     from bayesldp.registry import get_method
 
     kinds = ["normal"]
@@ -658,10 +680,13 @@ def set_intervals(
         if estimate.query_basis is not None:
             lo, hi = np.maximum(lo, 0.0), np.maximum(hi, 0.0)
     elif kind == "posterior":
+        assert estimate.uncertainty is not None  # "posterior" needs one (_check_kind)
         sums = draw_set_sums(estimate.uncertainty, masks)
         lo, hi = np.quantile(sums, [lo_q, hi_q], axis=1)
     else:
-        boot = estimate.bootstrap() if bootstrap is None else bootstrap
+        # Estimate.bootstrap is typed as the Uncertainty protocol (estimate.py does not
+        # import this module); DefaultInference makes a ParametricBootstrap
+        boot = cast(ParametricBootstrap, estimate.bootstrap()) if bootstrap is None else bootstrap
         if boot.estimate is not estimate:
             raise ValueError("bootstrap must be made from this estimate (estimate.bootstrap())")
         sums = boot.set_sums(masks)
@@ -679,14 +704,14 @@ def set_intervals(
 
 
 def _answers(estimate: Estimate, weights: np.ndarray) -> np.ndarray:
-    """The estimate's answer to each set (``post-pos``: the raw sum clipped at 0)."""
+    """Return the estimate's answer to each set (``post-pos``: the raw sum clipped at 0)."""
     if estimate.query_basis is not None:
         return np.maximum(weights @ estimate.query_basis, 0.0)
     return weights @ estimate.frequencies
 
 
 def estimate_interval(estimate: Estimate, indices, prob: float = 0.9, method=None) -> Interval:
-    """The body of :meth:`bayesldp.Estimate.interval` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.interval` (see there)."""
     d = estimate.domain_size
     idx = check_indices(indices, d)
     mask = np.zeros((1, d), dtype=bool)

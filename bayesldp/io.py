@@ -1,5 +1,7 @@
-"""Output: result files written atomically (complete or absent, never half-written), and
-Markdown tables of results for scripts to print."""
+"""Output: result files written atomically, and Markdown tables of results.
+
+Files are complete or absent, never half-written; the tables are for scripts to print.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def write_csv(path: str | os.PathLike, frame) -> None:
 
 
 def markdown_table(frame) -> str:
-    """A pandas DataFrame as a Markdown table, floats to 3 significant digits."""
+    """Format a pandas DataFrame as a Markdown table, floats to 3 significant digits."""
     import numpy as np
 
     cells = [

@@ -18,7 +18,7 @@ from bayesldp._validation import (
 
 @dataclass(frozen=True)
 class Measurement:
-    """Raw, unbiased frequency estimates from a pure frequency oracle.
+    r"""Raw, unbiased frequency estimates from a pure frequency oracle.
 
     A pure oracle reports, for each item ``v``, a support count ``c_v``: the number of
     users whose report supports ``v``. A user holding ``v`` supports it with
@@ -27,15 +27,15 @@ class Measurement:
 
     .. math::
 
-        \\tilde f_v = \\frac{c_v / n - q}{p - q},
-        \\qquad
-        \\operatorname{Var}[\\tilde f_v]
-        = \\frac{q(1-q) + f_v (p-q)(1-p-q)}{n (p-q)^2}.
+        \tilde f_v = \frac{c_v / n - q}{p - q},
+        \qquad
+        \operatorname{Var}[\tilde f_v]
+        = \frac{q(1-q) + f_v (p-q)(1-p-q)}{n (p-q)^2}.
 
     Parameters
     ----------
     estimates : numpy.ndarray
-        The raw estimates :math:`\\tilde f` (length ``d``).
+        The raw estimates :math:`\tilde f` (length ``d``).
     n : int
         Number of users.
     p, q : float
@@ -65,6 +65,7 @@ class Measurement:
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
+        """Check the fields and make the arrays read-only."""
         est = check_estimates(self.estimates, "estimates")
         counts = check_counts(self.support_counts, "support_counts", length=est.size)
         n = check_int(self.n, "n", minimum=1)
@@ -159,9 +160,9 @@ class Measurement:
 
     @property
     def sigma(self) -> float:
-        """Approximate (uniform) standard deviation of each estimate.
+        r"""Approximate (uniform) standard deviation of each estimate.
 
-        :math:`\\sigma = \\sqrt{q(1-q) / (n (p-q)^2)}`, the papers' Equation (7).
+        :math:`\sigma = \sqrt{q(1-q) / (n (p-q)^2)}`, the papers' Equation (7).
         """
         return math.sqrt(self.q * (1 - self.q) / (self.n * (self.p - self.q) ** 2))
 

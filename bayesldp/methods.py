@@ -64,11 +64,11 @@ __all__ = [
 
 
 def shift_to_total(values: np.ndarray, total: float = 1.0) -> tuple[np.ndarray, float]:
-    """Find :math:`\\delta` with :math:`\\sum_v \\max(x_v + \\delta, 0) = ` ``total``.
+    r"""Find :math:`\delta` with :math:`\sum_v \max(x_v + \delta, 0) = ` ``total``.
 
     The Norm-Sub step, solved by Michelot's active-set iteration: each pass sets
-    :math:`\\delta` so the active items sum to ``total`` and drops the items pushed to
-    zero; :math:`\\delta` only grows, so dropped items never return. Each pass is
+    :math:`\delta` so the active items sum to ``total`` and drops the items pushed to
+    zero; :math:`\delta` only grows, so dropped items never return. Each pass is
     ``O(d)`` and a handful of passes suffice in practice.
 
     Parameters
@@ -81,7 +81,7 @@ def shift_to_total(values: np.ndarray, total: float = 1.0) -> tuple[np.ndarray, 
     Returns
     -------
     shifted : numpy.ndarray
-        :math:`\\max(x + \\delta, 0)`.
+        :math:`\max(x + \delta, 0)`.
     delta : float
     """
     if total < 0:
@@ -100,7 +100,7 @@ def shift_to_total(values: np.ndarray, total: float = 1.0) -> tuple[np.ndarray, 
 
 
 def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
-    """Euclidean projection onto :math:`\\{f \\ge 0, \\sum f = \\text{total}\\}` by sorting.
+    r"""Euclidean projection onto :math:`\{f \ge 0, \sum f = \text{total}\}` by sorting.
 
     The sort-and-cumsum algorithm (Held et al. 1974; Duchi et al. 2008), ``O(d log d)``:
     an implementation independent of :func:`shift_to_total`, which it must agree with.
@@ -115,9 +115,9 @@ def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
 
 
 def threshold(m: Measurement, alpha: float) -> float:
-    """The significance threshold :math:`T = \\Phi^{-1}(1 - \\alpha/d)\\,\\sigma` (Eq. 9).
+    r"""Return the significance threshold :math:`T = \Phi^{-1}(1 - \alpha/d)\,\sigma` (Eq. 9).
 
-    When :math:`\\alpha/d \\ge 1/2` the quantile is not positive and ``T`` is clamped to
+    When :math:`\alpha/d \ge 1/2` the quantile is not positive and ``T`` is clamped to
     0, so that cutting below ``T`` still yields non-negative estimates.
     """
     alpha = check_float(alpha, "alpha", minimum=0.0, strict_minimum=True)
@@ -128,7 +128,7 @@ def threshold(m: Measurement, alpha: float) -> float:
 
 
 def rounding_tolerance(size: int) -> float:
-    """A bound on the rounding error of a sum of ``size`` numbers of magnitude <= 1.
+    """Return a bound on the rounding error of a sum of ``size`` numbers of magnitude <= 1.
 
     ``size * 4 * machine epsilon``: comparisons of such sums with 1 (``norm-cut``) use
     it so that vectors summing to 1 in exact arithmetic count as summing to 1.
@@ -146,7 +146,7 @@ def _estimate(m: Measurement, name: str, f: np.ndarray, **info) -> Estimate:
 
 
 def base(m: Measurement) -> Estimate:
-    """Base: the unbiased oracle estimates, unchanged."""
+    """Return the unbiased oracle estimates, unchanged (Base)."""
     return _estimate(m, "base", m.estimates.copy())
 
 
@@ -171,7 +171,7 @@ def post_pos(m: Measurement) -> Estimate:
 
 
 def base_cut(m: Measurement, *, alpha: float = 2.0) -> Estimate:
-    """Base-Cut: estimates below :math:`T = \\Phi^{-1}(1-\\alpha/d)\\sigma` set to 0.
+    r"""Base-Cut: estimates below :math:`T = \Phi^{-1}(1-\alpha/d)\sigma` set to 0.
 
     Parameters
     ----------
@@ -190,13 +190,13 @@ def base_cut(m: Measurement, *, alpha: float = 2.0) -> Estimate:
 
 
 def norm(m: Measurement) -> Estimate:
-    """Norm: add :math:`\\delta = (1 - \\sum \\tilde f)/d` to every estimate."""
+    r"""Norm: add :math:`\delta = (1 - \sum \tilde f)/d` to every estimate."""
     delta = (1.0 - m.estimates.sum()) / m.domain_size
     return _estimate(m, "norm", m.estimates + delta, delta=float(delta))
 
 
 def norm_mul(m: Measurement) -> Estimate:
-    """Norm-Mul: clip negatives, then scale by :math:`\\gamma` so the sum is 1.
+    r"""Norm-Mul: clip negatives, then scale by :math:`\gamma` so the sum is 1.
 
     With no positive estimate there is nothing to scale; the uniform distribution
     is returned with a :class:`RuntimeWarning`.
@@ -214,7 +214,7 @@ def norm_mul(m: Measurement) -> Estimate:
 
 
 def norm_sub(m: Measurement) -> Estimate:
-    """Norm-Sub: :math:`f'_v = \\max(\\tilde f_v + \\delta, 0)` with a sum of 1.
+    r"""Norm-Sub: :math:`f'_v = \max(\tilde f_v + \delta, 0)` with a sum of 1.
 
     Equal to the Euclidean projection onto the probability simplex (CLS).
     """
@@ -223,7 +223,7 @@ def norm_sub(m: Measurement) -> Estimate:
 
 
 def cls(m: Measurement) -> Estimate:
-    """CLS: :math:`\\arg\\min \\|f - \\tilde f\\|_2^2` s.t. :math:`f \\ge 0, \\sum f = 1`.
+    r"""CLS: :math:`\arg\min \|f - \tilde f\|_2^2` s.t. :math:`f \ge 0, \sum f = 1`.
 
     Solved in closed form by sorting; equals Norm-Sub (the long paper, Section 4).
     """
@@ -231,12 +231,12 @@ def cls(m: Measurement) -> Estimate:
 
 
 def norm_cut(m: Measurement) -> Estimate:
-    """Norm-Cut: keep the largest estimates whose sum stays within 1, zero the rest.
+    r"""Norm-Cut: keep the largest estimates whose sum stays within 1, zero the rest.
 
-    The long paper's definition: when :math:`\\sum_v \\max(\\tilde f_v, 0) \\le 1`, only
-    negatives are set to 0 (the sum may stay below 1). Otherwise :math:`\\theta` is the
-    smallest positive value with :math:`\\sum_{\\tilde f_v \\ge \\theta} \\tilde f_v \\le 1`; items
-    below :math:`\\theta` are set to 0 and the rest kept unchanged, without rescaling.
+    The long paper's definition: when :math:`\sum_v \max(\tilde f_v, 0) \le 1`, only
+    negatives are set to 0 (the sum may stay below 1). Otherwise :math:`\theta` is the
+    smallest positive value with :math:`\sum_{\tilde f_v \ge \theta} \tilde f_v \le 1`; items
+    below :math:`\theta` are set to 0 and the rest kept unchanged, without rescaling.
     Items tied at the boundary are kept or dropped together, so the sum can be
     below 1; if even the single largest estimate exceeds 1, every item is set to 0.
     """
@@ -294,15 +294,15 @@ def norm_hyb(m: Measurement, *, alpha: float = 2.0) -> Estimate:
 
 
 def mle_apx(m: Measurement, *, max_iter: int | None = None) -> Estimate:
-    """MLE-Apx: the closed-form KKT solution of the long paper's Eq. (13), Eq. (14).
+    r"""MLE-Apx: the closed-form KKT solution of the long paper's Eq. (13), Eq. (14).
 
     With :math:`D_1` the items not yet set to zero,
 
     .. math::
 
-        x = \\frac{\\sum_{D_1} c_v/n - |D_1| q - (p-q)}{(p-q)(1-p-q) + |D_1| q (1-q)},
-        \\qquad
-        f'_v = \\frac{c_v/n - q - q(1-q)x}{p - q + (p-q)(1-p-q)x},
+        x = \frac{\sum_{D_1} c_v/n - |D_1| q - (p-q)}{(p-q)(1-p-q) + |D_1| q (1-q)},
+        \qquad
+        f'_v = \frac{c_v/n - q - q(1-q)x}{p - q + (p-q)(1-p-q)x},
 
     starting from :math:`D_1 = D` and moving items with :math:`f'_v < 0` to
     :math:`D_0` until none is negative. (The NDSS copy's signs are damaged; these are
@@ -335,11 +335,11 @@ def mle_apx(m: Measurement, *, max_iter: int | None = None) -> Estimate:
 
 
 def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> float:
-    """Log-likelihood of the support counts given frequencies (up to a constant).
+    r"""Log-likelihood of the support counts given frequencies (up to a constant).
 
-    :math:`\\sum_v c_v \\log \\pi_v` for the multinomial (GRR) and
-    :math:`\\sum_v c_v \\log \\pi_v + (n - c_v) \\log(1 - \\pi_v)` for the product of
-    binomials, with :math:`\\pi_v = q + (p - q) f_v`: the objective of :func:`mle` and
+    :math:`\sum_v c_v \log \pi_v` for the multinomial (GRR) and
+    :math:`\sum_v c_v \log \pi_v + (n - c_v) \log(1 - \pi_v)` for the product of
+    binomials, with :math:`\pi_v = q + (p - q) f_v`: the objective of :func:`mle` and
     :func:`ibu`.
     """
     kind = likelihood_kind(m, likelihood)
@@ -351,7 +351,7 @@ def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> 
 
 
 def likelihood_kind(m: Measurement, likelihood: str) -> str:
-    """The support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
+    """Return the support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
 
     ``"auto"`` picks multinomial for GRR and binomial otherwise; ``"multinomial"`` is
     refused for an oracle whose cell probabilities do not sum to one.
@@ -368,13 +368,13 @@ def likelihood_kind(m: Measurement, likelihood: str) -> str:
 
 
 def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
-    """Exact MLE of the oracle's support-count likelihood on the simplex.
+    r"""Exact MLE of the oracle's support-count likelihood on the simplex.
 
     For GRR the counts are multinomial with cell probabilities
-    :math:`\\pi_v = q + (p-q) f_v`; for the other oracles each count is
-    :math:`\\mathrm{Binomial}(n, \\pi_v)` (users draw values i.i.d. from ``f``), and the
+    :math:`\pi_v = q + (p-q) f_v`; for the other oracles each count is
+    :math:`\mathrm{Binomial}(n, \pi_v)` (users draw values i.i.d. from ``f``), and the
     product of these marginals is maximised. Both are solved exactly through the KKT
-    conditions: a one-dimensional search for the multiplier of :math:`\\sum f = 1`.
+    conditions: a one-dimensional search for the multiplier of :math:`\sum f = 1`.
 
     Parameters
     ----------
@@ -409,8 +409,11 @@ def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``a @ b`` without BLAS: a threaded BLAS dot of short vectors can take milliseconds
-    when the cores are busy (measured: 0.2 ms to 5 ms for 10^4 items), a plain sum not."""
+    """Return ``a @ b`` without BLAS.
+
+    A threaded BLAS dot of short vectors can take milliseconds when the cores are busy
+    (measured: 0.2 ms to 5 ms for 10^4 items), a plain sum not.
+    """
     return float(np.sum(a * b))
 
 
@@ -454,13 +457,13 @@ def count_classes(
 def _binomial_frequencies(
     kappa: float, c: np.ndarray, n: int, q: float, pq: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Frequencies at multiplier ``kappa`` and :math:`d\\pi_v/d\\kappa` (binomial MLE).
+    r"""Frequencies at multiplier ``kappa`` and :math:`d\pi_v/d\kappa` (binomial MLE).
 
-    For an active item the KKT condition :math:`c/\\pi - (n-c)/(1-\\pi) = \\kappa` is the
-    quadratic :math:`\\kappa\\pi^2 - (\\kappa+n)\\pi + c = 0`, whose one root in
-    :math:`[0, 1]` is :math:`2c/(b + \\sqrt D)` with :math:`b = \\kappa + n`,
-    :math:`D = b^2 - 4\\kappa c \\ge 0`, except where that is 0/0 (``c = 0`` and
-    :math:`b \\le 0`), where it is :math:`b / \\kappa`: a form with no cancellation and no
+    For an active item the KKT condition :math:`c/\pi - (n-c)/(1-\pi) = \kappa` is the
+    quadratic :math:`\kappa\pi^2 - (\kappa+n)\pi + c = 0`, whose one root in
+    :math:`[0, 1]` is :math:`2c/(b + \sqrt D)` with :math:`b = \kappa + n`,
+    :math:`D = b^2 - 4\kappa c \ge 0`, except where that is 0/0 (``c = 0`` and
+    :math:`b \le 0`), where it is :math:`b / \kappa`: a form with no cancellation and no
     NaN for any count in ``0..n`` (zero counts included).
     """
     b = kappa + n
@@ -477,9 +480,9 @@ def _binomial_frequencies(
 def _binomial_multiplier(
     c: np.ndarray, weights: np.ndarray, n: int, q: float, pq: float
 ) -> tuple[float, np.ndarray]:
-    """Solve :math:`\\sum_v f_v(\\kappa) = 1` by Newton's method kept inside a bracket.
+    r"""Solve :math:`\sum_v f_v(\kappa) = 1` by Newton's method kept inside a bracket.
 
-    The sum falls as :math:`\\kappa` grows; each step costs a few passes over ``d``.
+    The sum falls as :math:`\kappa` grows; each step costs a few passes over ``d``.
     """
     lo, hi = -np.inf, np.inf
     kappa = 0.0
@@ -534,7 +537,7 @@ class _Classes:
         return new / _dot(w, new)
 
     def loglik(self, f: np.ndarray) -> float:
-        """The log-likelihood (up to a constant)."""
+        """Return the log-likelihood (up to a constant)."""
         c, w, n = self.c, self.w, self.n
         pi = self.q + (self.p - self.q) * f
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -544,10 +547,10 @@ class _Classes:
         return _dot(w, ll)
 
     def gap(self, f: np.ndarray) -> float:
-        """Duality (Frank-Wolfe) gap per user: a bound on the log-likelihood still to gain.
+        r"""Duality (Frank-Wolfe) gap per user: a bound on the log-likelihood still to gain.
 
-        The log-likelihood is concave, so :math:`\\ell^* - \\ell(f) \\le \\max_v
-        \\partial_v \\ell - \\sum_v f_v \\partial_v \\ell`; divided by ``n`` it is free of the
+        The log-likelihood is concave, so :math:`\ell^* - \ell(f) \le \max_v
+        \partial_v \ell - \sum_v f_v \partial_v \ell`; divided by ``n`` it is free of the
         scale of the data.
         """
         c, n = self.c, self.n
@@ -573,9 +576,9 @@ def ibu(
     tol: float = 1e-12,
     accelerate: bool = True,
 ) -> Estimate:
-    """IBU: the iterative Bayesian update, EM for the likelihood of :func:`mle`.
+    r"""IBU: the iterative Bayesian update, EM for the likelihood of :func:`mle`.
 
-    Each EM step is :math:`f_u \\leftarrow f_u W_u(f) / \\sum_u f_u W_u(f)` for the
+    Each EM step is :math:`f_u \leftarrow f_u W_u(f) / \sum_u f_u W_u(f)` for the
     channel :math:`A_{vu} = p` if :math:`u = v` else :math:`q`; it never decreases the
     likelihood and converges to the MLE. Plain EM needs tens of thousands of steps when
     ``p - q`` is small, so by default steps are accelerated with SQUAREM (Varadhan and
@@ -595,8 +598,8 @@ def ibu(
         whenever they run out before the tolerance is met.
     tol : float
         Stop when the duality gap per user, a bound on the log-likelihood per user the
-        iterate can still gain (:math:`\\ell^* - \\ell(f) \\le \\max_v \\partial_v\\ell -
-        \\sum_v f_v \\partial_v \\ell`, the log-likelihood being concave), is below
+        iterate can still gain (:math:`\ell^* - \ell(f) \le \max_v \partial_v\ell -
+        \sum_v f_v \partial_v \ell`, the log-likelihood being concave), is below
         ``tol`` nats. This test is free of the scale of ``n`` and ``d``, unlike a small
         change between steps, which at ``d = 10^7`` happened while every frequency was
         still ``1/d``.
@@ -669,13 +672,13 @@ def power(
     fit: str = "mean",
     s_max: float = calibrate.S_MAX,
 ) -> Estimate:
-    """Power (Calibrate): posterior mean under a power-law prior on counts.
+    r"""Power (Calibrate): posterior mean under a power-law prior on counts.
 
     .. math::
 
-        P(x) \\propto x^{-s},\\; x = 1..n; \\qquad
-        n\\tilde f_v \\mid x \\sim \\mathcal N(x, (n\\sigma)^2); \\qquad
-        f'_v = \\mathbb E[x \\mid n \\tilde f_v] / n .
+        P(x) \propto x^{-s},\; x = 1..n; \qquad
+        n\tilde f_v \mid x \sim \mathcal N(x, (n\sigma)^2); \qquad
+        f'_v = \mathbb E[x \mid n \tilde f_v] / n .
 
     Parameters
     ----------

@@ -37,13 +37,13 @@ def _pair(true, estimate) -> tuple[np.ndarray, np.ndarray]:
 
 
 def mse(true, estimate) -> float:
-    """Full-domain mean squared error :math:`\\frac1d \\sum_v (f'_v - f_v)^2`."""
+    r"""Full-domain mean squared error :math:`\frac1d \sum_v (f'_v - f_v)^2`."""
     f, est = _pair(true, estimate)
     return float(np.mean((est - f) ** 2))
 
 
 def mae(true, estimate) -> float:
-    """Full-domain mean absolute error :math:`\\frac1d \\sum_v |f'_v - f_v|`."""
+    r"""Full-domain mean absolute error :math:`\frac1d \sum_v |f'_v - f_v|`."""
     f, est = _pair(true, estimate)
     return float(np.mean(np.abs(est - f)))
 

@@ -1,4 +1,4 @@
-"""Pure LDP frequency oracles: GRR, OUE, SUE (basic RAPPOR), OLH, SS and HR.
+r"""Pure LDP frequency oracles: GRR, OUE, SUE (basic RAPPOR), OLH, SS and HR.
 
 Every oracle offers the user side (:meth:`~FrequencyOracle.privatize`), the aggregator
 side (:meth:`~FrequencyOracle.support_counts`, :meth:`~FrequencyOracle.aggregate`), a
@@ -55,9 +55,9 @@ its probability (:mod:`bayesldp.exact_random`: 64-bit comparisons resolved digit
 by digit block, packed bits from 8 random bits per bit with exact tie resolution,
 uniform integers from numpy's unbiased bounded sampler, uniform subsets by exact
 rejection). ``p`` and ``q`` are finite and accurate for any finite epsilon
-(:func:`exp_ratios`: the textbook forms while :math:`e^\\varepsilon` is finite, e.g.
-:math:`p = e^\\varepsilon / (e^\\varepsilon + d - 1)`, then
-:math:`p = 1 / (1 + (d-1) e^{-\\varepsilon})`); at epsilon 710 or 1000 they round to
+(:func:`exp_ratios`: the textbook forms while :math:`e^\varepsilon` is finite, e.g.
+:math:`p = e^\varepsilon / (e^\varepsilon + d - 1)`, then
+:math:`p = 1 / (1 + (d-1) e^{-\varepsilon})`); at epsilon 710 or 1000 they round to
 1 and 0 and every oracle still works.
 """
 
@@ -144,7 +144,7 @@ _EXP_LIMIT = math.log(sys.float_info.max)
 
 
 def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
-    """``(a e^x / (a e^x + b), 1 / (a e^x + b))`` for ``a >= 1``, ``b >= 0``, any finite x.
+    """Return ``(a e^x / (a e^x + b), 1 / (a e^x + b))`` for ``a >= 1``, ``b >= 0``, finite x.
 
     While ``a e^x`` is finite the textbook forms are used (so results are identical to
     earlier versions); beyond, the same quantities as ``1 / (1 + b e^-x / a)`` and
@@ -159,7 +159,7 @@ def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
 
 
 def unsigned_dtype(max_value: int) -> np.dtype:
-    """The smallest unsigned integer dtype holding ``0 .. max_value``."""
+    """Return the smallest unsigned integer dtype holding ``0 .. max_value``."""
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         if max_value <= np.iinfo(dtype).max:
             return np.dtype(dtype)
@@ -243,7 +243,7 @@ def make_oracle(name: str, epsilon: float, domain_size: int, **params: Any) -> F
 
 
 def read_arrow_parameters(schema) -> dict[str, Any] | None:
-    """The oracle parameters recorded in an Arrow schema's metadata, or None.
+    """Return the oracle parameters recorded in an Arrow schema's metadata, or None.
 
     Returns a dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own
     parameters (files of layout version 1 called ``name`` ``oracle``).
@@ -276,8 +276,10 @@ def _arrow_column(data, name: str):
     return col
 
 
-def _arrow_integers(arr, name: str, low: int, high: int, dtype: np.dtype) -> np.ndarray:
-    """An integer Arrow array as ``dtype``, every value in ``[low, high)``."""
+def _arrow_integers(
+    arr, name: str, low: int, high: int, dtype: np.dtype | type[np.integer]
+) -> np.ndarray:
+    """Return an integer Arrow array as ``dtype``, every value in ``[low, high)``."""
     pa = _pyarrow()
     if not pa.types.is_integer(arr.type):
         raise ValueError(f"column {name!r} must hold integers, got {arr.type}")
@@ -321,7 +323,10 @@ class FrequencyOracle(ABC):
         self.domain_size = check_domain_size(domain_size)
 
     def parameters(self) -> dict[str, Any]:
-        """The oracle's name and parameters: ``make_oracle(**oracle.parameters())`` rebuilds it."""
+        """Return the oracle's name and parameters.
+
+        ``make_oracle(**oracle.parameters())`` rebuilds the oracle.
+        """
         out: dict[str, Any] = {
             "name": self.name,
             "epsilon": self.epsilon,
@@ -332,6 +337,7 @@ class FrequencyOracle(ABC):
         return out
 
     def __repr__(self) -> str:
+        """Return ``Name(epsilon=..., domain_size=..., ...)`` from :meth:`parameters`."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items() if k != "name")
         return f"{type(self).__name__}({args})"
 
@@ -363,7 +369,7 @@ class FrequencyOracle(ABC):
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
 
     def approx_variance(self, n: int = 1) -> float:
-        """The papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""
+        """Return the papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""
         return self.q * (1 - self.q) / (n * (self.p - self.q) ** 2)
 
     def measurement(self, support_counts, n: int) -> Measurement:
@@ -572,7 +578,7 @@ class FrequencyOracle(ABC):
     # -- Arrow -----------------------------------------------------------------------
 
     def arrow_metadata(self) -> dict[bytes, bytes]:
-        """Schema metadata recording this oracle (see :func:`read_arrow_parameters`)."""
+        """Return schema metadata recording this oracle (see :func:`read_arrow_parameters`)."""
         meta = {"version": ARROW_LAYOUT_VERSION, **self.parameters()}
         return {ARROW_METADATA_KEY: json.dumps(meta).encode()}
 
@@ -600,7 +606,7 @@ class FrequencyOracle(ABC):
             )
 
     def arrow_column_names(self, columns: str | Sequence[str] | None = None) -> tuple[str, ...]:
-        """The report column names: ``columns`` if given (checked), else the defaults."""
+        """Return the report column names: ``columns`` if given (checked), else the defaults."""
         if columns is None:
             return self.arrow_columns
         cols = (columns,) if isinstance(columns, str) else tuple(columns)
@@ -655,7 +661,7 @@ class FrequencyOracle(ABC):
 
     @abstractmethod
     def _from_arrow_arrays(self, arrays: list, names: tuple[str, ...], pa) -> np.ndarray:
-        """Reports (wire format, not yet checked) from the columns' Arrow arrays."""
+        """Return reports (wire format, not yet checked) from the columns' Arrow arrays."""
 
 
 class _OneInteger(FrequencyOracle):
@@ -691,11 +697,11 @@ def _bincount(r: np.ndarray, length: int) -> np.ndarray:
 
 @register_oracle
 class GRR(_OneInteger):
-    """Generalized randomized response (direct encoding).
+    r"""Generalized randomized response (direct encoding).
 
-    A user reports the true value with probability :math:`p = e^\\varepsilon /
-    (e^\\varepsilon + d - 1)` and each other value with probability
-    :math:`q = 1 / (e^\\varepsilon + d - 1)`. Reports: one unsigned integer per user
+    A user reports the true value with probability :math:`p = e^\varepsilon /
+    (e^\varepsilon + d - 1)` and each other value with probability
+    :math:`q = 1 / (e^\varepsilon + d - 1)`. Reports: one unsigned integer per user
     (the smallest dtype holding ``d - 1``).
     """
 
@@ -703,10 +709,12 @@ class GRR(_OneInteger):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + d - 1)` of the true value."""
         return exp_ratios(self.epsilon, 1.0, self.domain_size - 1)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^\varepsilon + d - 1)` of reporting a given other value."""
         return exp_ratios(self.epsilon, 1.0, self.domain_size - 1)[1]
 
     def _privatize_block(self, v, rng, out) -> None:
@@ -823,7 +831,7 @@ class _UnaryEncoding(FrequencyOracle):
         return data[start : start + len(arr) * width].reshape(-1, width)
 
     def _pack_indices(self, arr, name, pa) -> np.ndarray:
-        """A list column of set-bit indices (files from elsewhere) -> packed bits."""
+        """Convert a list column of set-bit indices (files from elsewhere) to packed bits."""
         d, width = self.domain_size, self.report_shape[0]
         import pyarrow.compute as pc
 
@@ -845,7 +853,7 @@ class _UnaryEncoding(FrequencyOracle):
 
 @register_oracle
 class OUE(_UnaryEncoding):
-    """Optimized unary encoding: :math:`p = 1/2`, :math:`q = 1/(e^\\varepsilon + 1)`.
+    r"""Optimized unary encoding: :math:`p = 1/2`, :math:`q = 1/(e^\varepsilon + 1)`.
 
     Reports: the ``d`` bits packed, ``uint8`` of shape ``(n, ceil(d/8))``.
     """
@@ -854,18 +862,20 @@ class OUE(_UnaryEncoding):
 
     @property
     def p(self) -> float:
+        """Probability 1/2 that the bit of the user's own value is 1."""
         return 0.5
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^\varepsilon + 1)` that the bit of another item is 1."""
         return exp_ratios(self.epsilon, 1.0, 1.0)[1]
 
 
 @register_oracle
 class SUE(_UnaryEncoding):
-    """Symmetric unary encoding (basic RAPPOR).
+    r"""Symmetric unary encoding (basic RAPPOR).
 
-    :math:`p = e^{\\varepsilon/2} / (e^{\\varepsilon/2} + 1)`, :math:`q = 1 - p`.
+    :math:`p = e^{\varepsilon/2} / (e^{\varepsilon/2} + 1)`, :math:`q = 1 - p`.
     Reports: the ``d`` bits packed, ``uint8`` of shape ``(n, ceil(d/8))``.
     """
 
@@ -873,10 +883,12 @@ class SUE(_UnaryEncoding):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)` that the own bit is 1."""
         return exp_ratios(self.epsilon / 2, 1.0, 1.0)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`1 / (e^{\varepsilon/2} + 1)` that the bit of another item is 1."""
         return exp_ratios(self.epsilon / 2, 1.0, 1.0)[1]
 
 
@@ -886,15 +898,15 @@ _MERSENNE = (1 << 31) - 1
 
 @register_oracle
 class OLH(FrequencyOracle):
-    """Optimized local hashing.
+    r"""Optimized local hashing.
 
-    Each user draws a hash :math:`h(v) = ((a v + b) \\bmod P) \\bmod g` from a
+    Each user draws a hash :math:`h(v) = ((a v + b) \bmod P) \bmod g` from a
     universal family (``a`` uniform in ``[1, P)``, ``b`` in ``[0, P)``,
-    :math:`P = 2^{31} - 1`, :math:`g = \\operatorname{round}(e^\\varepsilon + 1)`),
+    :math:`P = 2^{31} - 1`, :math:`g = \operatorname{round}(e^\varepsilon + 1)`),
     hashes the value, and perturbs the hash with GRR over ``g`` buckets. Reports:
     ``uint32`` of shape ``(n, 3)``, the columns ``a``, ``b`` and the bucket ``y``.
 
-    :math:`p = e^\\varepsilon / (e^\\varepsilon + g - 1)`, and ``q`` is the exact
+    :math:`p = e^\varepsilon / (e^\varepsilon + g - 1)`, and ``q`` is the exact
     support probability of another item under this family,
     :math:`q = c p + (1 - c)(1 - p)/(g - 1)` with ``c`` the probability that two items
     collide (:attr:`collision_probability`, :math:`1/g - O(1/P)`; the papers' ideal
@@ -941,16 +953,17 @@ class OLH(FrequencyOracle):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + g - 1)` of the true bucket."""
         return exp_ratios(self.epsilon, 1.0, self.g - 1)[0]
 
     @property
     def collision_probability(self) -> float:
-        """Probability that two distinct items share a bucket under a random hash.
+        r"""Probability that two distinct items share a bucket under a random hash.
 
         For ``u != v`` the map ``(a, b) -> (a u + b, a v + b) mod P`` is a bijection
         onto the pairs of distinct residues, so ``c`` counts the pairs ``r != s`` with
         ``r = s (mod g)``: with ``n_j`` residues in class ``j``,
-        :math:`c = \\sum_j n_j (n_j - 1) / (P (P - 1))`.
+        :math:`c = \sum_j n_j (n_j - 1) / (P (P - 1))`.
         """
         per, extra = divmod(self.prime, self.g)
         pairs = extra * (per + 1) * per + (self.g - extra) * per * (per - 1)
@@ -958,16 +971,19 @@ class OLH(FrequencyOracle):
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`c p + (1 - c)(1 - p)/(g - 1)` of supporting another item."""
         other = exp_ratios(self.epsilon, 1.0, self.g - 1)[1]  # (1 - p) / (g - 1)
         c = self.collision_probability
         return c * self.p + (1.0 - c) * other
 
     @property
     def report_dtype(self) -> np.dtype:
+        """The dtype of the reports, ``uint32``."""
         return np.dtype(np.uint32)
 
     @property
     def report_shape(self) -> tuple[int, ...]:
+        """The shape of one report, ``(3,)``: the columns ``a``, ``b`` and ``y``."""
         return (3,)
 
     @property
@@ -1028,10 +1044,10 @@ class OLH(FrequencyOracle):
 
 @register_oracle
 class SS(FrequencyOracle):
-    """Subset selection (Ye and Barg; Wang et al. 2016).
+    r"""Subset selection (Ye and Barg; Wang et al. 2016).
 
     Each user reports a subset of ``k`` items. With probability :math:`p = k
-    e^\\varepsilon / (k e^\\varepsilon + d - k)` the subset holds the user's value plus
+    e^\varepsilon / (k e^\varepsilon + d - k)` the subset holds the user's value plus
     ``k - 1`` others chosen uniformly; otherwise it holds ``k`` items chosen uniformly
     from the others. Then :math:`q = p (k-1)/(d-1) + (1-p) k / (d-1)`. Reports: the
     ``k`` items in increasing order (the order carries no information), shape
@@ -1069,10 +1085,12 @@ class SS(FrequencyOracle):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`k e^\varepsilon / (k e^\varepsilon + d - k)` of the true value."""
         return exp_ratios(self.epsilon, self.k, self.domain_size - self.k)[0]
 
     @property
     def q(self) -> float:
+        r"""Probability :math:`p (k-1)/(d-1) + (1-p) k/(d-1)` of holding a given other item."""
         d, k = self.domain_size, self.k
         p, scale = exp_ratios(self.epsilon, k, d - k)
         miss = (d - k) * scale  # 1 - p, without cancellation when p is near 1
@@ -1080,10 +1098,12 @@ class SS(FrequencyOracle):
 
     @property
     def report_dtype(self) -> np.dtype:
+        """The dtype of the reports, the smallest unsigned one holding ``d - 1``."""
         return unsigned_dtype(self.domain_size - 1)
 
     @property
     def report_shape(self) -> tuple[int, ...]:
+        """The shape of one report, ``(k,)``."""
         return (self.k,)
 
     @property
@@ -1153,14 +1173,14 @@ def fwht(x: np.ndarray) -> np.ndarray:
 
 @register_oracle
 class HR(_OneInteger):
-    """Hadamard response (Acharya, Sun and Zhang 2019).
+    r"""Hadamard response (Acharya, Sun and Zhang 2019).
 
     With ``K`` the smallest power of two above ``d``, value ``v`` owns the columns
-    :math:`C_v = \\{j : H_{v+1, j} = +1\\}` (``K/2`` of them) of the Sylvester
+    :math:`C_v = \{j : H_{v+1, j} = +1\}` (``K/2`` of them) of the Sylvester
     Hadamard matrix. A user reports one column: uniform over :math:`C_v` with
-    probability :math:`e^\\varepsilon/(e^\\varepsilon+1)`, else uniform over the rest.
+    probability :math:`e^\varepsilon/(e^\varepsilon+1)`, else uniform over the rest.
     A report ``j`` supports every ``u`` with ``j`` in :math:`C_u`, so
-    :math:`p = e^\\varepsilon/(e^\\varepsilon+1)` and :math:`q = 1/2`. Reports: one
+    :math:`p = e^\varepsilon/(e^\varepsilon+1)` and :math:`q = 1/2`. Reports: one
     unsigned integer in ``[0, K)`` per user (the smallest dtype holding ``K - 1``);
     aggregation is one Walsh-Hadamard transform.
     """
@@ -1178,10 +1198,12 @@ class HR(_OneInteger):
 
     @property
     def p(self) -> float:
+        r"""Probability :math:`e^\varepsilon / (e^\varepsilon + 1)` of a column of the own value."""
         return exp_ratios(self.epsilon, 1.0, 1.0)[0]
 
     @property
     def q(self) -> float:
+        """Probability 1/2 that a report supports a given other item."""
         return 0.5
 
     def _privatize_block(self, v, rng, out) -> None:
@@ -1193,6 +1215,11 @@ class HR(_OneInteger):
         np.copyto(out, np.where(in_set == want, j, j ^ flip), casting="unsafe")
 
     def support_counts(self, reports) -> np.ndarray:
+        """Count, for every item, how many reports support it.
+
+        One Walsh-Hadamard transform of the reports' histogram; see
+        :meth:`FrequencyOracle.support_counts`.
+        """
         r = self.check_reports(reports)
         hist = np.zeros(self.K, dtype=np.int64)
         for sl in _blocks(r.shape[0], CHUNK_CELLS):

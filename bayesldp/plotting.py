@@ -40,7 +40,7 @@ def save_figure(fig, path: str | os.PathLike) -> None:
 
 
 def new_figure(rows: int, cols: int = 2, width: float = 11, row_height: float = 3.4):
-    """A bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes."""
+    """Return a bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, row_height * rows))
@@ -68,6 +68,7 @@ def method_style(method: str) -> dict:
     except ValueError:
         fixed = None
     index = names.index(base) if base in names else -1
+    color: str | tuple[float, float, float, float]
     if fixed is not None:
         color, marker = fixed, "D"
     elif 0 <= index < 10:
@@ -97,7 +98,7 @@ def method_order(methods: Sequence[str]) -> list[str]:
 
 
 def method_panels(methods) -> tuple[list[str], list[str]]:
-    """The papers' panels: baselines left, the rest right, each in registry order."""
+    """Split methods into the papers' panels: baselines left, the rest right, in registry order."""
     from bayesldp.registry import method_names
 
     methods = list(dict.fromkeys(methods))
@@ -171,7 +172,7 @@ def two_panel_rows(
     row_key: str = "dataset",
     title: str = "",
 ) -> pd.DataFrame:
-    """The papers' layout: a row of two panels per value of ``row_key``.
+    """Draw the papers' layout: a row of two panels per value of ``row_key``.
 
     Left: the baselines (registry ``panel="left"``); right: the rest. Each line is a
     method's mean ``value`` of ``metric`` against ``x``. Returns those means.
@@ -200,7 +201,7 @@ def two_panel_rows(
 
 
 def plot_vs_eps(metric: str, ylabel: str) -> Callable[[pd.DataFrame, Path], pd.DataFrame]:
-    """A plot function: ``metric`` against eps, one row of two panels per dataset."""
+    """Return a plot function: ``metric`` against eps, one row of two panels per dataset."""
 
     def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
         return two_panel_rows(results, metric, "epsilon", folder / "figure.png", ylabel, "epsilon")

@@ -131,6 +131,7 @@ class MethodSpec:
     interval: str = "bootstrap"
 
     def __post_init__(self) -> None:
+        """Check the fields and freeze ``backends``."""
         if not isinstance(self.name, str) or not self.name or "@" in self.name:
             raise ValueError(f"name must be a non-empty string without '@', got {self.name!r}")
         check_choice(self.panel, _PANELS, "panel")
@@ -151,7 +152,7 @@ class MethodSpec:
         return ("numpy", *self.backends)
 
     def load(self, backend: str = "numpy") -> Callable[..., Estimate]:
-        """The implementing function for ``backend`` (imported on first use)."""
+        """Return the implementing function for ``backend`` (imported on first use)."""
         check_choice(backend, BACKENDS, "backend")
         if backend == "numpy":
             target = self.target
@@ -226,7 +227,7 @@ def register_method(spec: MethodSpec | None = None, /, **fields: Any) -> MethodS
 
 
 def get_method(name: str) -> MethodSpec:
-    """The declaration of method ``name``; ValueError listing the names if unknown."""
+    """Return the declaration of method ``name``; ValueError listing the names if unknown."""
     if not isinstance(name, str):
         raise ValueError(f"method must be a string, got {type(name).__name__}")
     try:
@@ -236,7 +237,7 @@ def get_method(name: str) -> MethodSpec:
 
 
 def method_names(**flags: Any) -> tuple[str, ...]:
-    """Registered names in registration order, filtered by spec fields.
+    """Return registered names in registration order, filtered by spec fields.
 
     Examples
     --------

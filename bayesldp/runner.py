@@ -162,6 +162,7 @@ class Grid:
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Freeze ``params``."""
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
 
@@ -292,6 +293,7 @@ class Experiment:
     check: Callable[[Config], None] | None = None
 
     def __post_init__(self) -> None:
+        """Check the name and the options, and freeze ``options``."""
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
             raise ValueError(f"name must be a lower-case identifier, got {self.name!r}")
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
@@ -300,7 +302,7 @@ class Experiment:
                 raise ValueError(f"option {key!r} of {self.name} is not in its grid's params")
 
     def grid_for(self, mode: str) -> Grid:
-        """The grid of ``mode`` (``"default"`` or ``"quick"``)."""
+        """Return the grid of ``mode`` (``"default"`` or ``"quick"``)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         return self.quick if mode == "quick" else self.grid
@@ -332,7 +334,7 @@ def find_experiments(package: str = EXPERIMENTS_PACKAGE) -> Mapping[str, Experim
 
 
 def get_experiment(name: str) -> Experiment:
-    """The experiment called ``name``; ValueError listing them if there is none."""
+    """Return the experiment called ``name``; ValueError listing them if there is none."""
     experiments = find_experiments()
     if name not in experiments:
         raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(experiments)}")
@@ -344,7 +346,7 @@ def get_experiment(name: str) -> Experiment:
 
 
 def default_methods(bayes: bool = False) -> tuple[str, ...]:
-    """The registry's default methods; plus the Bayesian ones if asked."""
+    """Return the registry's default methods; plus the Bayesian ones if asked."""
     from bayesldp.registry import method_names
 
     out = method_names(default=True)
@@ -371,7 +373,7 @@ def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
 
 
 def method_seed(seq: np.random.SeedSequence, method: str) -> np.random.SeedSequence:
-    """The seed of ``method``'s own random stream within a task.
+    """Return the seed of ``method``'s own random stream within a task.
 
     ``SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (METHOD_STREAM,
     crc32(method)))``: derived from the task's sequence without spawning from it, so the
@@ -489,7 +491,7 @@ def build_config(
     seed: int | None = None,
     params: Mapping[str, Any] | None = None,
 ) -> Config:
-    """The checked configuration of ``experiment`` in ``mode`` with optional overrides.
+    """Return the checked configuration of ``experiment`` in ``mode`` with optional overrides.
 
     Parameters
     ----------
@@ -551,15 +553,15 @@ def build_config(
             except (ValueError, ImportError, OSError) as err:
                 raise ValueError(_dataset_error(spec, err)) from None
     else:
-        ds = []
+        found = []
         for spec in grid.datasets:
             try:
                 load_dataset(spec)
             except ImportError as err:
                 logger.info("%s", _dataset_error(spec, err))
                 continue
-            ds.append(spec)
-        ds = tuple(ds)
+            found.append(spec)
+        ds = tuple(found)
         if not ds:
             raise ValueError(f"{experiment.name}: none of its datasets can be loaded here")
     real_reps = None
@@ -607,7 +609,7 @@ def reps_for(config: Config, dataset: str) -> int:
 
 
 def make_tasks(config: Config) -> list[Task]:
-    """The grid's tasks in a fixed order (oracle, dataset, eps, repetition)."""
+    """Return the grid's tasks in a fixed order (oracle, dataset, eps, repetition)."""
     return [
         Task(config, oracle, ds, float(eps), rep)
         for oracle in config.oracles
@@ -710,7 +712,7 @@ def _read_stamp(folder: Path) -> dict | None:
 
 
 def saved_config(folder: Path) -> Config | None:
-    """The configuration ``folder`` was last run with (its ``config.json``), or None."""
+    """Return the configuration ``folder`` was last run with (its ``config.json``), or None."""
     stamp = _read_stamp(folder)
     if stamp is None:
         return None
@@ -832,7 +834,7 @@ def dask_available() -> bool:
 
 
 def make_client(scheduler: str | None = None, n_workers: int = 2, timeout: float = 5.0):
-    """A Dask client: a LocalCluster when ``scheduler`` is None, else connect to it.
+    """Start a Dask client: a LocalCluster when ``scheduler`` is None, else connect to it.
 
     Parameters
     ----------

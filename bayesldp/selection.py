@@ -1,10 +1,10 @@
-"""Heavy hitters with error control, and the probability of being among the top k.
+r"""Heavy hitters with error control, and the probability of being among the top k.
 
 Frequentist methods test each item on the raw unbiased estimates (the post-processing
-does not enter): the one-sided test of :math:`H_v: f_v \\le t` rejects for large
-:math:`\\tilde f_v`, with the normal approximation and the item's variance at the
+does not enter): the one-sided test of :math:`H_v: f_v \le t` rejects for large
+:math:`\tilde f_v`, with the normal approximation and the item's variance at the
 boundary, and Holm's step-down procedure keeps the family-wise error rate (the
-probability of declaring any item with :math:`f_v \\le t` heavy) at most ``alpha``.
+probability of declaring any item with :math:`f_v \le t` heavy) at most ``alpha``.
 RAPPOR's decoder does the same with Bonferroni; Holm rejects at least as much.
 Estimates with posterior draws declare the items whose posterior probability of
 exceeding ``t`` is above ``1 - alpha``.
@@ -32,11 +32,11 @@ __all__ = [
 
 
 def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Holm's step-down procedure.
+    r"""Holm's step-down procedure.
 
-    Sort the p-values increasingly, :math:`p_{(1)} \\le \\dots \\le p_{(m)}`; reject
-    :math:`H_{(1)}, \\dots, H_{(j)}` where ``j`` is the last index before the first
-    :math:`p_{(i)} > \\alpha / (m - i + 1)`. Tied p-values are rejected together or not
+    Sort the p-values increasingly, :math:`p_{(1)} \le \dots \le p_{(m)}`; reject
+    :math:`H_{(1)}, \dots, H_{(j)}` where ``j`` is the last index before the first
+    :math:`p_{(i)} > \alpha / (m - i + 1)`. Tied p-values are rejected together or not
     at all.
 
     Parameters
@@ -51,7 +51,7 @@ def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     rejected : numpy.ndarray of bool
         Which hypotheses are rejected.
     adjusted : numpy.ndarray
-        Holm-adjusted p-values :math:`\\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})`;
+        Holm-adjusted p-values :math:`\max_{j \le i} \min(1, (m - j + 1) p_{(j)})`;
         ``rejected`` is ``adjusted <= alpha``.
     """
     p = check_estimates(p_values, "p_values")
@@ -69,19 +69,19 @@ def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def item_p_values(m: Measurement, threshold: float) -> tuple[np.ndarray, float]:
-    """One-sided p-values of :math:`H_v: f_v \\le t` from the raw estimates.
+    r"""One-sided p-values of :math:`H_v: f_v \le t` from the raw estimates.
 
-    :math:`p_v = 1 - \\Phi((\\tilde f_v - t) / \\sigma_t)` with :math:`\\sigma_t^2` the
+    :math:`p_v = 1 - \Phi((\tilde f_v - t) / \sigma_t)` with :math:`\sigma_t^2` the
     estimate's variance at :math:`f_v = t` (the same for every item of a pure oracle),
     or at :math:`f_v = 0` when that is larger (oracles with :math:`p + q > 1`, e.g. HR,
     whose variance falls with ``f``): the largest variance under the null, so the test
-    keeps its level for every :math:`f_v \\le t`.
+    keeps its level for every :math:`f_v \le t`.
 
     Returns
     -------
     p_values : numpy.ndarray
     sd : float
-        :math:`\\sigma_t`.
+        :math:`\sigma_t`.
     """
     var = np.max(m.variance(np.array([0.0, threshold])))
     sd = math.sqrt(float(var))
@@ -119,6 +119,7 @@ class HeavyHitters:
     probabilities: np.ndarray | None = None
 
     def __len__(self) -> int:
+        """Return the number of declared items."""
         return int(self.indices.size)
 
 
@@ -128,11 +129,12 @@ def _exceed_probability(uncertainty: Uncertainty, threshold: float) -> np.ndarra
         stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
         chunk = (uncertainty.sample(start, stop) > threshold).sum(axis=0)
         hits = chunk if hits is None else hits + chunk
+    assert hits is not None, "an Uncertainty has at least one draw"
     return hits / uncertainty.n_draws
 
 
 def estimate_heavy_hitters(estimate: Estimate, threshold, alpha=0.05) -> HeavyHitters:
-    """The body of :meth:`bayesldp.Estimate.heavy_hitters` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.heavy_hitters` (see there)."""
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)
     alpha = check_float(alpha, "alpha", minimum=0.0, maximum=1.0, strict_minimum=True,
                         strict_maximum=True)  # fmt: skip
@@ -169,6 +171,8 @@ def top_k_probability(uncertainty: Uncertainty, k: int, clip: bool = False) -> n
             d = draws.shape[1]
             k = check_k(k, d)
             hits = np.zeros(d)
+        assert hits is not None
         top = np.argsort(-draws, axis=1, kind="stable")[:, :k]
         hits += np.bincount(top.ravel(), minlength=d)
+    assert hits is not None, "an Uncertainty has at least one draw"
     return hits / uncertainty.n_draws

@@ -569,7 +569,7 @@ LIBRARIES = {
 
 
 def per_user(setup: Setup):
-    """A vectorised ``privatize(values, rng)`` that calls the client user by user."""
+    """Return a vectorised ``privatize(values, rng)`` that calls the client user by user."""
 
     def privatize(values, rng):
         seed_everything(int(rng.integers(0, 2**31 - 1)))
@@ -588,7 +588,7 @@ def runs_as_installed(setup: Setup) -> str:
 
 
 def build(library: str, eps: float, d: int) -> tuple[dict[str, Setup], str]:
-    """The set-ups of one library, built without and (if needed) with the xxhash shim."""
+    """Return the set-ups of one library, built without and (if needed) with the xxhash shim."""
     _, make = LIBRARIES[library]
     try:
         return make(eps, d), ""

@@ -42,7 +42,7 @@ EPSILONS = (0.5, 1.0, 2.0, 4.0)
 def inflated_oracle(
     name: str, epsilon: float, domain_size: int, factor: float = 2.0
 ) -> FrequencyOracle:
-    """An oracle that claims ``epsilon`` but privatizes with ``factor * epsilon``.
+    """Build an oracle that claims ``epsilon`` but privatizes with ``factor * epsilon``.
 
     For OLH the number of buckets ``g`` and for SS the subset size ``k`` stay those of
     the claimed epsilon, so only the randomization is weakened (its worst likelihood
@@ -73,6 +73,7 @@ class OrderedSS(SS):
     """
 
     def privatize(self, values, rng: np.random.Generator) -> np.ndarray:
+        """Privatize ``values``, listing the own item first when it is reported."""
         v = np.asarray(values, dtype=np.int64)
         d, k = self.domain_size, self.k
         others = np.argsort(rng.random((v.size, d - 1)), axis=1)[:, :k]

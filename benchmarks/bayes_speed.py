@@ -87,7 +87,7 @@ def run_case(
 
 
 def _export(ref: str, where: Path) -> Path:
-    """The code of git revision ``ref`` in ``where``, importable as ``bayesldp``."""
+    """Export the code of git revision ``ref`` to ``where``, importable as ``bayesldp``."""
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
     ).stdout
@@ -169,6 +169,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 42178])
     parser.add_argument("--methods", nargs="+", default=["bayes-power"])

@@ -82,6 +82,7 @@ def ours_per_user(oracle_name: str, values: np.ndarray, d: int, eps: float, rng,
 
 
 def simulation_table(args) -> pd.DataFrame:
+    """Time privatize + aggregate per library, and bayesldp's exact simulation."""
     rows = []
     rng = np.random.default_rng(args.seed)
     for d in args.domains:
@@ -157,6 +158,7 @@ def multi_freq_estimates(m: bayesldp.Measurement, method: str, iters: int) -> np
 
 
 def postprocess_table(args) -> pd.DataFrame:
+    """Run their post-processing options and ours on the same OUE measurements."""
     d, n = args.pp_domain, args.pp_users
     data = datasets.zipf(1.5, d, n, rng=args.seed)
     truth = data.frequencies
@@ -225,7 +227,7 @@ def summarise_postprocess(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scaling_script():
-    """The standalone scaling benchmark beside this file (one implementation for both)."""
+    """Return the standalone scaling benchmark beside this file (one implementation for both)."""
     if __package__:  # imported as benchmarks.compare_libraries (the tests)
         from benchmarks import scaling
     else:  # run as python benchmarks/compare_libraries.py: this folder is on sys.path
@@ -266,6 +268,7 @@ def main(args: argparse.Namespace) -> dict[str, pd.DataFrame]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="+", default=["simulation", "postprocess", "scaling"])
     parser.add_argument("--epsilon", type=float, default=1.0)

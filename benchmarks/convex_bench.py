@@ -1,4 +1,4 @@
-"""Solve time and agreement of the cvxpy formulations against the closed forms.
+r"""Solve time and agreement of the cvxpy formulations against the closed forms.
 
 For each domain size ``d`` (Zipf(1.5) data, ``n = --n`` users, OUE at ``--eps``) and
 each method (``cls``, ``mle-apx``, ``mle``), at the default settings (``--configs
@@ -17,7 +17,7 @@ with the status the solver reports, e.g. ``user_limit``).
 
 Run::
 
-    python benchmarks/convex_bench.py --sizes 100 1000 10000 100000 \\
+    python benchmarks/convex_bench.py --sizes 100 1000 10000 100000 \
         --out benchmarks/results/convex
 
 Writes ``convex_bench.csv`` (tidy: d, method, solver, tol, status, solver_status,
@@ -66,6 +66,7 @@ CLOSED = {"cls": methods.cls, "mle-apx": methods.mle_apx, "mle": methods.mle}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
     parser.add_argument("--n", type=int, default=1_000_000, help="number of users")
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def time_limit(solver: str, seconds: float | None) -> dict | None:
-    """The solver's own time-limit option (a run that hits it raises, and is recorded)."""
+    """Return the solver's own time-limit option (a run that hits it raises, and is recorded)."""
     if seconds is None:
         return None
     key = {"SCS": "time_limit_secs", "CLARABEL": "time_limit", "OSQP": "time_limit"}[solver]

@@ -50,6 +50,7 @@ def _count(text: str) -> int:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    """Parse the command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=_count, default=100_000_000, help="reports (1e8)")
     parser.add_argument("--oracle", default="GRR", help="GRR, HR, OLH, SS, OUE, SUE")
@@ -82,7 +83,7 @@ def _value_chunks(n: int, chunk: int, probs: np.ndarray, rng: np.random.Generato
 
 
 def _bytes_per_report_bound(oracle) -> int:
-    """A generous upper bound on the Parquet bytes per report (before compression)."""
+    """Return a generous upper bound on the Parquet bytes per report (before compression)."""
     return 2 * oracle.report_nbytes
 
 

@@ -100,6 +100,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d-large", type=int, default=1_000_000)
     parser.add_argument("--n-large", type=int, default=10_000_000)

@@ -99,6 +99,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, nargs="+",
                         default=[1000, 10_000, 100_000, 1_000_000])  # fmt: skip

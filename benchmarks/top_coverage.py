@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--eps", type=float, default=0.5)

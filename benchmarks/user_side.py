@@ -120,14 +120,14 @@ def ref_naive_packed(n: int, d: int, q: float, rng) -> np.ndarray:
 
 
 def previous_unary(values: np.ndarray, d: int, p: float, q: float, rng) -> np.ndarray:
-    """bayesldp 0.1 OUE/SUE privatize: a bool (n, d) matrix from float64 draws."""
+    """Privatize as OUE/SUE in bayesldp 0.1 did: a bool (n, d) matrix from float64 draws."""
     bits = rng.random((values.size, d)) < q
     bits[np.arange(values.size), values] = rng.random(values.size) < p
     return bits
 
 
 def previous_ss(values: np.ndarray, d: int, k: int, p: float, rng) -> np.ndarray:
-    """bayesldp 0.1 SS privatize: a float64 key matrix, argpartition, sort."""
+    """Privatize as SS in bayesldp 0.1 did: a float64 key matrix, argpartition, sort."""
     keys = rng.random((values.size, d - 1))
     others = np.argpartition(keys, k - 1, axis=1)[:, :k] if k < d - 1 else np.argsort(keys, 1)
     others = others + (others >= values[:, None])
@@ -137,7 +137,7 @@ def previous_ss(values: np.ndarray, d: int, k: int, p: float, rng) -> np.ndarray
 
 
 def previous_grr_counts(x: np.ndarray, p: float, rng) -> np.ndarray:
-    """bayesldp 0.1 exact GRR.simulate: one int64 origin and destination per liar."""
+    """Simulate as exact GRR in bayesldp 0.1 did: one int64 origin and destination per liar."""
     d = x.size
     kept = rng.binomial(x, p)
     liars = x - kept

@@ -106,7 +106,7 @@ def check(config: Config) -> None:
 
 
 def check_targets(frame: pd.DataFrame) -> pd.DataFrame:
-    """The targets of paper/bayes.md, one row each: means, paired wins, met or not.
+    """Tabulate the targets of paper/bayes.md, one row each: means, paired wins, met or not.
 
     bayes-consistent against the better (lower mean) of norm-hyb and power-ns on
     full-domain, 50% and 90% set-value MSE; bayes-power against power on full-domain

@@ -18,7 +18,7 @@ from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
 
 
 def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
-    """``runs`` rounds in one task: per-rank sums of errors and squared errors."""
+    """Run ``runs`` rounds in one task: per-rank sums of errors and squared errors."""
     f = dataset.frequencies
     order = np.lexsort((np.arange(f.size), -f))
     ranks = order[: task.params["ranks"]]

@@ -18,6 +18,7 @@ import numpy as np
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, default=64, help="domain size")
     parser.add_argument("--n", type=int, default=100_000, help="users")

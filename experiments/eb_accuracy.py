@@ -209,7 +209,7 @@ def targets_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_markdown(targets: pd.DataFrame, cover: pd.DataFrame) -> str:
-    """The targets (3 digits, ratios 3 decimals) and the coverage table as Markdown."""
+    """Format the targets (3 digits, ratios 3 decimals) and the coverage table as Markdown."""
     table = targets.copy()
     for col in table.columns:
         if table[col].dtype.kind == "f" and col != "epsilon":
@@ -222,19 +222,19 @@ def summary_markdown(targets: pd.DataFrame, cover: pd.DataFrame) -> str:
 
 
 def cells_of(results: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
-    """The (dataset, eps) cells in the order they come."""
+    """Return the (dataset, eps) cells in the order they come."""
     return list(results.groupby(["dataset", "epsilon"], sort=False))
 
 
 def title_of(cell: pd.DataFrame) -> str:
-    """A cell's dataset, eps, oracle and number of runs."""
+    """Return a cell's dataset, eps, oracle and number of runs."""
     first = cell.iloc[0]
     note = dataset_note(first["dataset"], first["n"], first["d"])
     return f"{note}\neps = {first['epsilon']:g}, {first['oracle']}, {cell['rep'].nunique()} runs"
 
 
 def dot_rows(results: pd.DataFrame, path: Path) -> None:
-    """The errors as a dot plot: a row per (dataset, eps), a panel per error."""
+    """Draw the errors as a dot plot: a row per (dataset, eps), a panel per error."""
     from matplotlib.ticker import NullFormatter
 
     cells = cells_of(results[results["metric"].isin([m for m, _ in ERRORS])])

@@ -28,20 +28,20 @@ RANDOM_GROUPING = "random50"
 
 
 def synthetic_groups(d: int, n_groups: int = 50) -> dict[str, np.ndarray]:
-    """A fixed random partition of the domain into ``n_groups`` sets (seed 0)."""
+    """Return a fixed random partition of the domain into ``n_groups`` sets (seed 0)."""
     labels = np.random.default_rng(0).integers(0, n_groups, size=d)
     return {f"g{k}": np.flatnonzero(labels == k) for k in range(n_groups)}
 
 
 def dataset_groups(dataset) -> dict[str, dict[str, np.ndarray]]:
-    """The dataset's fixed sets (e.g. state, region), or a random partition if none."""
+    """Return the dataset's fixed sets (e.g. state, region), or a random partition if none."""
     if dataset.groups:
         return dataset.groups
     return {RANDOM_GROUPING: synthetic_groups(dataset.d)}
 
 
 def main_grouping(groups: dict) -> str:
-    """The grouping used when one is needed: ``state`` if there is one, else the first."""
+    """Return the grouping used when one is needed: ``state`` if there is one, else the first."""
     return "state" if "state" in groups else sorted(groups)[0]
 
 

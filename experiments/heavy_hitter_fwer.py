@@ -129,8 +129,10 @@ def rule_label(rule: str) -> str:
 
 
 def tables(summary: pd.DataFrame) -> str:
-    """Markdown tables, one per dataset and epsilon: each rule's FWER / recall / precision / F
-    at every threshold."""
+    """Format Markdown tables, one per dataset and epsilon.
+
+    Each table gives each rule's FWER / recall / precision / F at every threshold.
+    """
     parts = []
     for (dataset, eps), block in summary.groupby(["dataset", "epsilon"], sort=False):
         cells = block.assign(rule=block["rule"].map(rule_label), cell=[

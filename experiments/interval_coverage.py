@@ -63,7 +63,7 @@ def cell_seed(task: Task) -> np.random.SeedSequence:
 
 
 def runnable_methods(task: Task) -> list[str]:
-    """The task's methods, without the Bayesian ones past ``params["bayes_reps"]``."""
+    """Return the task's methods, without the Bayesian ones past ``params["bayes_reps"]``."""
     reps = task.params["bayes_reps"]
     return [s for s in task.methods if task.rep < reps or not parse_method(s)[0].bayesian]
 

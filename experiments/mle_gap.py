@@ -1,4 +1,4 @@
-"""How far apart are MLE-Apx, CLS (= Norm-Sub) and the exact MLE, in MSE against the truth?
+"""How far apart MLE-Apx, CLS (= Norm-Sub) and the exact MLE are, in MSE against the truth.
 
 The papers approximate the oracle's likelihood by a Gaussian (MLE-Apx, Eq. 13) and
 show that MLE-Apx and CLS nearly coincide. This experiment adds the exact MLE of the
@@ -44,7 +44,7 @@ ANCHORS = ("cls", "mle")
 
 
 def draw(dataset: str, oracle: str, epsilon: float, rng: np.random.Generator):
-    """True counts drawn afresh from ``dataset``'s law, then one round of the oracle."""
+    """Draw true counts afresh from ``dataset``'s law, then one round of the oracle."""
     from bayesldp.datasets import get_dataset
     from bayesldp.oracles import make_oracle
 
@@ -68,7 +68,7 @@ def _stream_states(config_json: str) -> dict[tuple, dict]:
 
 
 def stream(task: Task) -> np.random.Generator:
-    """A generator in the state the study's stream has at ``task``'s cell."""
+    """Return a generator in the state the study's stream has at ``task``'s cell."""
     key = json.dumps(asdict(task.config), sort_keys=True, default=str)
     state = _stream_states(key)[(task.oracle, task.epsilon, task.dataset, task.rep)]
     bits = np.random.PCG64()
@@ -111,7 +111,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
 
 
 def check(config: Config) -> None:
-    """The distances need ``cls`` and ``mle`` among the methods."""
+    """Check that ``cls`` and ``mle`` are among the methods (the distances need them)."""
     missing = [m for m in ANCHORS if m not in config.methods]
     if missing:
         raise ValueError(f"mle_gap compares every method with {' and '.join(ANCHORS)}: "
@@ -202,7 +202,7 @@ def table(summary: pd.DataFrame) -> str:
 
 
 def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
-    """The table ``mle_gap.md`` and MSE against eps per (oracle, dataset); the summary."""
+    """Write ``mle_gap.md``, plot MSE against eps per (oracle, dataset); return the summary."""
     runs = runs_table(results)
     summary = summarise(runs)
     sizes = results.groupby("dataset")[["n", "d"]].first()

@@ -45,7 +45,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
 
 
 def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
-    """n' against n, log-log."""
+    """Plot n' against n, log-log."""
     sub = results[results["metric"] == "n_prime"].copy()
     sub["param"] = sub["n"].astype(float)
     sub["ratio"] = "n'"

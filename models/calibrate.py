@@ -34,17 +34,17 @@ logger = logging.getLogger(__name__)
 
 
 def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
-    """The PyMC model of the exponent (and zero weight) given the count estimates.
+    r"""Build the PyMC model of the exponent (and zero weight) given the count estimates.
 
     .. math::
 
-        s &\\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\qquad
-        \\pi \\sim \\mathrm{Beta}(1, 1) \\text{ (zero-inflated only)} \\\\
-        P(x_v = k \\mid s, \\pi) &= \\pi [k = 0]
-            + (1 - \\pi) \\frac{k^{-s}}{\\sum_{j=1}^{n} j^{-s}} [1 \\le k \\le n] \\\\
-        n\\tilde f_v \\mid x_v &\\sim \\mathcal N(x_v, (n\\sigma)^2)
+        s &\sim \mathrm{Uniform}(s_{lo}, s_{hi}), \qquad
+        \pi \sim \mathrm{Beta}(1, 1) \text{ (zero-inflated only)} \\
+        P(x_v = k \mid s, \pi) &= \pi [k = 0]
+            + (1 - \pi) \frac{k^{-s}}{\sum_{j=1}^{n} j^{-s}} [1 \le k \le n] \\
+        n\tilde f_v \mid x_v &\sim \mathcal N(x_v, (n\sigma)^2)
 
-    with each :math:`x_v` summed out exactly (:math:`\\pi = 0` without zero inflation).
+    with each :math:`x_v` summed out exactly (:math:`\pi = 0` without zero inflation).
     With zero inflation and many items (more than ``NODE_RATIO`` per node of
     :class:`bayesldp.models.chebyshev.ChebyshevLikelihood`), the sum over items is a
     weighted sum over the nodes, so the graph NUTS evaluates does not grow with ``d``.
@@ -68,6 +68,7 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
         if zero_inflated and lik.node_coef is not None:
             # Many items: the sum over items of a smooth function of the estimate is a
             # weighted sum over a few hundred nodes (0.002 nats off at d = 42178).
+            assert lik.nodes is not None  # node_coef is set with the nodes
             model.add_coord("node", np.arange(lik.nodes.size))
             pi = pm.Beta("pi", 1.0, 1.0)
             coef = pm.Data("node_coef", lik.node_coef, dims=("node", "chebyshev"))
@@ -153,7 +154,7 @@ def sample_exponent(
 
 
 def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
-    """Indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
     order = np.argsort(post.s, kind="stable")
     picks = ((np.arange(points) + 0.5) * order.size / points).astype(int)
     return order[picks]
@@ -166,10 +167,10 @@ def item_moments(
     shift: float = 0.0,
     grid: P.PosteriorGrid | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per item: probability of a non-zero count, and mean and variance of that count.
+    r"""Per item: probability of a non-zero count, and mean and variance of that count.
 
-    ``shift`` tilts the prior by :math:`e^{\\lambda x}` with :math:`\\lambda =`
-    ``shift`` :math:`/\\sigma_c^2`, which moves each Gaussian likelihood by ``shift``.
+    ``shift`` tilts the prior by :math:`e^{\lambda x}` with :math:`\lambda =`
+    ``shift`` :math:`/\sigma_c^2`, which moves each Gaussian likelihood by ``shift``.
     """
     y, sigma_c = lik.y, lik.sigma_c
     z = y + shift
@@ -189,7 +190,7 @@ def item_moments(
 
 
 def power_log_mass(grid: lomax.CountGrid, s: float, pi: float) -> np.ndarray:
-    """Log prior mass of each count cell: :math:`\\pi` at 0, the rest :math:`\\propto k^{-s}`."""
+    r"""Log prior mass of each count cell: :math:`\pi` at 0, the rest :math:`\propto k^{-s}`."""
     lm = np.full(grid.x.size, -np.inf)
     pos = grid.x >= 1
     lm[pos] = -s * np.log(grid.x[pos]) + grid.log_width[pos]
@@ -239,17 +240,17 @@ def bayes_power(
     n_draws: int = 1000,
     zero_inflated: bool = False,
 ) -> Estimate:
-    """Bayesian Calibrate: posterior mean under a power-law prior with unknown exponent.
+    r"""Bayesian Calibrate: posterior mean under a power-law prior with unknown exponent.
 
     .. math::
 
-        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad
-        P(x_v = k \\mid s) \\propto k^{-s}\\ (k = 1..n), \\quad
-        n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2),
+        s \sim \mathrm{Uniform}(s_{lo}, s_{hi}), \quad
+        P(x_v = k \mid s) \propto k^{-s}\ (k = 1..n), \quad
+        n\tilde f_v \mid x_v \sim \mathcal N(x_v, (n\sigma)^2),
 
-    :math:`f'_v = \\mathbb E[x_v \\mid \\tilde f] / n`, averaging over the posterior of
+    :math:`f'_v = \mathbb E[x_v \mid \tilde f] / n`, averaging over the posterior of
     ``s`` (sampled with NUTS; counts summed out exactly). With ``zero_inflated`` the
-    prior also has a point mass :math:`\\pi \\sim \\mathrm{Beta}(1, 1)` at count 0
+    prior also has a point mass :math:`\pi \sim \mathrm{Beta}(1, 1)` at count 0
     (``bayes-power-zi``): Calibrate's prior gives every item at least one user, while
     many items of a large domain can have none.
 
@@ -319,7 +320,7 @@ def prior_predictive(
     samples: int = 100,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Draw count estimates :math:`n\\tilde f` from the prior predictive of ``bayes-power``.
+    r"""Draw count estimates :math:`n\tilde f` from the prior predictive of ``bayes-power``.
 
     Each sample draws ``s`` from its prior, ``d`` counts from the power law on ``1..n``
     and Gaussian noise with the oracle's standard deviation. Returns shape

@@ -1,11 +1,11 @@
-"""The power-prior marginal likelihood of each item, as a Chebyshev series in ``s``.
+r"""The power-prior marginal likelihood of each item, as a Chebyshev series in ``s``.
 
-For item ``v`` with count estimate :math:`y_v = n\\tilde f_v` and noise
-:math:`\\sigma_c = n\\sigma`,
+For item ``v`` with count estimate :math:`y_v = n\tilde f_v` and noise
+:math:`\sigma_c = n\sigma`,
 
 .. math::
 
-    A_v(s) = \\log \\sum_{x=1}^{n} x^{-s} \\exp\\!\\left(-\\frac{(x - y_v)^2}{2\\sigma_c^2}\\right)
+    A_v(s) = \log \sum_{x=1}^{n} x^{-s} \exp\!\left(-\frac{(x - y_v)^2}{2\sigma_c^2}\right)
 
 sums over *every* count (exactly, via :class:`bayesldp.calibrate.PosteriorGrid`). It is an
 analytic function of ``s``, so interpolating it at Chebyshev points of the prior's
@@ -29,14 +29,14 @@ LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 @dataclass(frozen=True)
 class ChebyshevLikelihood:
-    """Chebyshev coefficients of :math:`A_v(s)` and :math:`\\log H_n(s)` on ``[lo, hi]``.
+    r"""Chebyshev coefficients of :math:`A_v(s)` and :math:`\log H_n(s)` on ``[lo, hi]``.
 
     Attributes
     ----------
     coef : numpy.ndarray
         Shape ``(d, K)``: coefficients of each item's :math:`A_v`.
     log_h : numpy.ndarray
-        Shape ``(K,)``: coefficients of :math:`\\log H_n(s) = \\log \\sum_{x=1}^n x^{-s}`.
+        Shape ``(K,)``: coefficients of :math:`\log H_n(s) = \log \sum_{x=1}^n x^{-s}`.
     lo, hi : float
         Support of ``s`` the series is valid on.
     y : numpy.ndarray
@@ -75,11 +75,11 @@ class ChebyshevLikelihood:
         return C.chebval(self.to_unit(s), self.coef.T)
 
     def log_norm(self, s: float) -> float:
-        """:math:`\\log H_n(s)`."""
+        r""":math:`\log H_n(s)`."""
         return float(C.chebval(self.to_unit(s), self.log_h))
 
     def log_gauss_const(self) -> float:
-        """Log of the Gaussian density's constant :math:`1/(\\sigma_c\\sqrt{2\\pi})`."""
+        r"""Log of the Gaussian density's constant :math:`1/(\sigma_c\sqrt{2\pi})`."""
         return -math.log(self.sigma_c) - LOG_SQRT_2PI
 
 
@@ -134,15 +134,14 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
 
         node_weights = lagrange_weights(y, nodes)
         node_coef = C.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
-    else:
-        nodes = None
     return ChebyshevLikelihood(
-        coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes, node_weights, node_coef
-    )
+        coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes if use_nodes else None, node_weights,
+        node_coef,
+    )  # fmt: skip
 
 
 def chebyshev_basis_tensor(t, degree: int):
-    """The vector ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
+    """Return ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
 
     Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
     recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk

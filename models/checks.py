@@ -53,7 +53,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PredictiveCheck:
-    """Replicated support counts against the observed ones.
+    r"""Replicated support counts against the observed ones.
 
     Attributes
     ----------
@@ -66,15 +66,15 @@ class PredictiveCheck:
     observed : numpy.ndarray
         The measurement's support counts.
     p_item : numpy.ndarray
-        Per item, the mid-p-value :math:`P(c^{rep}_v > c_v) + \\tfrac12 P(c^{rep}_v = c_v)`;
+        Per item, the mid-p-value :math:`P(c^{rep}_v > c_v) + \tfrac12 P(c^{rep}_v = c_v)`;
         values near 0 or 1 flag items the model cannot reproduce.
     statistic : numpy.ndarray
-        Chi-square discrepancy :math:`T(c, f) = \\sum_v (c_v - n\\pi_v)^2 / V_v(f)` of the
+        Chi-square discrepancy :math:`T(c, f) = \sum_v (c_v - n\pi_v)^2 / V_v(f)` of the
         observed counts under each draw of ``f`` (``V_v`` the likelihood's variance).
     statistic_rep : numpy.ndarray
         The same discrepancy of the replicated counts.
     p_value : float
-        :math:`P(T(c^{rep}, f) \\ge T(c, f))`, the overall predictive p-value.
+        :math:`P(T(c^{rep}, f) \ge T(c, f))`, the overall predictive p-value.
     """
 
     source: str
@@ -163,7 +163,7 @@ def posterior_predictive_check(est: Estimate, *, draws: int = 1000, rng=None) ->
 
 
 def prior_predictive_check(est: Estimate, *, draws: int = 500, rng=None) -> PredictiveCheck:
-    """Prior predictive check: are the observed counts typical of the model's prior?
+    """Prior predictive check: whether the observed counts are typical of the model's prior.
 
     The frequency vector is drawn from ``est.info["prior_sampler"]`` when the model
     provides one (the ready-made models do), otherwise with

@@ -1,11 +1,11 @@
-"""A consistent Bayesian frequency oracle: a shifted power-law prior conditioned on the total.
+r"""A consistent Bayesian frequency oracle: a shifted power-law prior conditioned on the total.
 
 The counts of ``d`` items sum to ``n``. Conditioning a prior on the counts on that
 total puts the posterior on the (scaled) simplex, so its mean is non-negative and sums
 to 1 without a Norm-Sub step.
 
 The prior is a shifted power law (a discrete Lomax law) on ``0..n``,
-:math:`P(x) \\propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
+:math:`P(x) \propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
 with a scale ``c`` below which it is flat. Calibrate's :math:`x^{-s}` on ``1..n`` puts
 most of its mass on counts of a few users; with Zipf data the smallest counts are
 tens of users, and the pure power law's unconditioned posterior means sum to about
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import optimize
 
-from bayesldp.estimate import Estimate
+from bayesldp.estimate import Estimate, Uncertainty
 from bayesldp.measurement import Measurement
 from bayesldp.models import lomax as S
 from bayesldp.models.draws import (
@@ -93,7 +93,9 @@ def default_c_bounds(n: int, sigma_c: float) -> tuple[float, float]:
     return 0.01, float(max(n, 100))
 
 
-def find_mode(problem: S.Problem, s_bounds, u_bounds) -> tuple[np.ndarray, np.ndarray]:
+def find_mode(
+    problem: S.Problem, s_bounds: tuple[float, float], u_bounds: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Mode of the parameters' log target and its Laplace covariance.
 
     The target is :func:`bayesldp.models.lomax.log_target` under the flat prior on
@@ -172,7 +174,7 @@ class ScaleModelSpec:
         return (s >= s_lo) & (s <= s_hi) & (u >= u_lo) & (u <= u_hi)
 
     def z0_range(self) -> tuple[float, float]:
-        """The values of ``z0`` for which some ``z1`` gives a point of the region.
+        """Return the values of ``z0`` for which some ``z1`` gives a point of the region.
 
         The region is the sampling box intersected with the prior's bounds on
         ``(s, log c)``: a convex polygon, whose extent in ``z0`` two linear programs
@@ -192,7 +194,7 @@ class ScaleModelSpec:
         return ends[0], ends[1]
 
     def z1_range(self, z0, xp=np):
-        """The interval of ``z1`` inside the region, given ``z0`` (numbers or tensors)."""
+        """Return the interval of ``z1`` inside the region, given ``z0`` (numbers or tensors)."""
         (u_lo, u_hi), (m1, L) = self.u_bounds, (self.mode[1], self.chol)
         lo = (u_lo - m1 - L[1, 0] * z0) / L[1, 1]
         hi = (u_hi - m1 - L[1, 0] * z0) / L[1, 1]
@@ -208,7 +210,7 @@ def _prior_extent(mode, chol, s_bounds, u_bounds) -> np.ndarray:
 
 
 def find_region(target, mode, chol, s_bounds, u_bounds, peak: float):
-    """A rectangle in whitened coordinates that holds the posterior.
+    """Return a rectangle in whitened coordinates that holds the posterior.
 
     Starts at ``[-BOX_SD, BOX_SD]^2`` and pushes each side out (by ``BOX_GROWTH``)
     while the log target on that side, inside the prior's bounds, comes within
@@ -325,12 +327,13 @@ def prepare(
         if np.all((sd_ratio > 1 / 1.5) & (sd_ratio < 1.5)) and abs(corr[0] - corr[1]) < 0.3:
             break
         mode, cov = mean, post_cov
+    assert fit is not None  # the loop ran
     box_t = ((float(fit.s_lo), float(fit.s_hi)), (float(fit.u_lo), float(fit.u_hi)))
     return ScaleModelSpec(problem, mode, cov, chol, fit, (s_lo, s_hi), u_bounds, box_t)
 
 
 def build_scale_model(spec: ScaleModelSpec):
-    r"""The PyMC model of the prior's exponent and scale given the estimates and total.
+    r"""Build the PyMC model of the prior's exponent and scale given the estimates and total.
 
     .. math::
 
@@ -404,7 +407,7 @@ def build_scale_model(spec: ScaleModelSpec):
 
 
 def initial_point(spec: ScaleModelSpec) -> dict[str, float]:
-    """The region's point nearest the whitening centre, kept off the edges."""
+    """Return the region's point nearest the whitening centre, kept off the edges."""
     lo0, hi0 = spec.z0_range()
     margin = 0.01 * (hi0 - lo0)
     z0 = float(np.clip(0.0, lo0 + margin, hi0 - margin))
@@ -551,7 +554,7 @@ def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
 
 
 def _picks(post: ScalePosterior, points: int) -> np.ndarray:
-    """Indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
     order = np.argsort(post.s, kind="stable")
     return order[((np.arange(points) + 0.5) * order.size / points).astype(int)]
 
@@ -571,16 +574,16 @@ def bayes_consistent(
     tilt_span: float = 12.0,
     exact: bool | None = None,
 ) -> Estimate:
-    """Posterior mean of frequencies under a shifted power-law prior conditioned on the total.
+    r"""Posterior mean of frequencies under a shifted power-law prior conditioned on the total.
 
     .. math::
 
-        s \\sim \\mathrm{Uniform}(s_{lo}, s_{hi}), \\quad
-        \\log c \\sim \\mathrm{Uniform}(\\log c_{lo}, \\log c_{hi}), \\quad
-        P(x_v = k \\mid s, c) \\propto (1 + k/c)^{-s}, \\ k = 0..n, \\\\
-        n\\tilde f_v \\mid x_v \\sim \\mathcal N(x_v, (n\\sigma)^2), \\qquad
-        \\text{conditioned on } \\textstyle\\sum_v x_v = n,
-        \\qquad f'_v = \\mathbb E[x_v \\mid \\tilde f, \\textstyle\\sum x = n] / n .
+        s \sim \mathrm{Uniform}(s_{lo}, s_{hi}), \quad
+        \log c \sim \mathrm{Uniform}(\log c_{lo}, \log c_{hi}), \quad
+        P(x_v = k \mid s, c) \propto (1 + k/c)^{-s}, \ k = 0..n, \\
+        n\tilde f_v \mid x_v \sim \mathcal N(x_v, (n\sigma)^2), \qquad
+        \text{conditioned on } \textstyle\sum_v x_v = n,
+        \qquad f'_v = \mathbb E[x_v \mid \tilde f, \textstyle\sum x = n] / n .
 
     Every count is summed out and only ``(s, log c)`` is sampled (NUTS), which is what
     makes the model fast at large ``d``; the composable layer
@@ -589,9 +592,9 @@ def bayes_consistent(
     binomial/multinomial likelihood and samples the frequencies themselves, while this
     model approximates that likelihood by a Gaussian on each count estimate.
 
-    The parameters' posterior is :math:`p(s, c \\mid \\tilde f, \\sum x = n) \\propto
-    p(s, c) \\prod_v p(\\tilde f_v \\mid s, c)\\, P(\\sum_v x_v = n \\mid \\tilde f, s,
-    c)`: the event :math:`\\sum x = n` is conditioned on together with the estimates.
+    The parameters' posterior is :math:`p(s, c \mid \tilde f, \sum x = n) \propto
+    p(s, c) \prod_v p(\tilde f_v \mid s, c)\, P(\sum_v x_v = n \mid \tilde f, s,
+    c)`: the event :math:`\sum x = n` is conditioned on together with the estimates.
     The last factor is exact on small problems (``d (n + 1) <=``
     :data:`bayesldp.models.lomax.EXACT_WORK`: convolution of the item posteriors over
     every count) and otherwise the saddle-point approximation (relative error
@@ -602,9 +605,9 @@ def bayes_consistent(
     problems (:class:`bayesldp.models.lomax.ExactTotal`: the items' posterior means
     given the total, and exact draws item after item); on larger ones by exponential
     tilting (the Gibbs-conditioning / saddle-point approximation, exact as ``d`` grows):
-    the prior is multiplied by :math:`e^{\\lambda x}` with :math:`\\lambda` chosen so the
+    the prior is multiplied by :math:`e^{\lambda x}` with :math:`\lambda` chosen so the
     item posterior means sum to ``n``, which for a Gaussian likelihood is a shift of
-    every observation by :math:`\\lambda (n\\sigma)^2`; draws come from each item's
+    every observation by :math:`\lambda (n\sigma)^2`; draws come from each item's
     tilted posterior itself (:class:`bayesldp.models.draws.ItemPosteriorTable`) and are
     moved onto the total by :func:`condition_on_total`.
 
@@ -665,11 +668,12 @@ def bayes_consistent(
             exponent_points = EXPONENT_POINTS
             if problem.exact:  # each point holds two (d, n + 1) tables: ~32 MB at most
                 work = problem.d * (problem.n + 1)
-                points = min(2_000_000 // work, EXACT_EXPONENT_POINTS)
-                exponent_points = max(points, EXPONENT_POINTS)
+                affordable = min(2_000_000 // work, EXACT_EXPONENT_POINTS)
+                exponent_points = max(affordable, EXPONENT_POINTS)
         picks = _picks(post, min(exponent_points, post.s.size))
         draw_seed = int(rng.integers(2**63 - 1))
         info = dict(post.info)
+        uncertainty: Uncertainty
         if problem.exact:
             points = [
                 S.ExactTotal(problem.y, problem.sigma_c, problem.n, float(post.s[i]),

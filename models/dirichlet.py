@@ -50,7 +50,7 @@ KINK_DEPTH = 3.0
 
 
 def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
-    """Reference item, weak items and centres used by :func:`dirichlet_simplex`.
+    """Return the reference item, weak items and centres used by :func:`dirichlet_simplex`.
 
     They only choose coordinates that NUTS samples well; the law of ``f`` does not
     depend on them.
@@ -156,7 +156,7 @@ def check_normal_prior(value, name: str) -> tuple[float, float]:
 def build_dirichlet_model(
     m: Measurement, *, concentration_prior: tuple[float, float] = (0.0, 2.0), kind: str = "auto"
 ):
-    """The PyMC model of :func:`bayes_dirichlet` for measurements like ``m``.
+    """Build the PyMC model of :func:`bayes_dirichlet` for measurements like ``m``.
 
     Returns
     -------
@@ -185,7 +185,7 @@ MAX_CACHED_MODELS = 4
 
 
 def cached_model(key: tuple, build):
-    """The model cached under ``key``, built by ``build()`` on first use (a small LRU)."""
+    """Return the model cached under ``key``, built by ``build()`` on first use (a small LRU)."""
     if key in _MODELS:
         _MODELS[key] = _MODELS.pop(key)
         return _MODELS[key]

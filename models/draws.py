@@ -40,7 +40,7 @@ __all__ = [
 
 
 def row_generator(seed: int, row: int) -> np.random.Generator:
-    """The random stream of draw ``row`` (independent of which chunk asks for it)."""
+    """Return the random stream of draw ``row`` (independent of which chunk asks for it)."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(row,))))
 
 

@@ -75,13 +75,13 @@ def _installed(module: str) -> bool:
 
 
 def available_samplers() -> tuple[str, ...]:
-    """The samplers whose packages are installed, in ``"auto"`` order."""
+    """Return the samplers whose packages are installed, in ``"auto"`` order."""
     needs = {"nutpie": ("nutpie", "numba"), "numpyro": ("numpyro", "jax"), "pymc": ("pymc",)}
     return tuple(s for s in SAMPLERS if all(_installed(m) for m in needs[s]))
 
 
 def resolve_sampler(sampler: str) -> str:
-    """The sampler to run: ``"auto"`` is the first of :func:`available_samplers`.
+    """Return the sampler to run: ``"auto"`` is the first of :func:`available_samplers`.
 
     Raises
     ------

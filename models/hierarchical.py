@@ -92,7 +92,7 @@ def build_hier_model(
     spread_prior: float = 1.0,
     kind: str = "auto",
 ):
-    """The PyMC model of :func:`bayes_hier`.
+    """Build the PyMC model of :func:`bayes_hier`.
 
     Returns
     -------

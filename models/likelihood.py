@@ -77,7 +77,7 @@ class LikelihoodSpec:
 
 
 def data_names(name: str) -> dict[str, str]:
-    """The ``pm.Data`` names :func:`ldp_likelihood` registers for likelihood ``name``.
+    """Return the ``pm.Data`` names :func:`ldp_likelihood` registers for likelihood ``name``.
 
     Returns
     -------
@@ -89,7 +89,7 @@ def data_names(name: str) -> dict[str, str]:
 
 
 def resolve_kind(m: Measurement, kind: str) -> str:
-    """The likelihood to use for ``m``: ``"auto"`` is multinomial for GRR, binomial otherwise.
+    """Return the likelihood for ``m``: ``"auto"`` is multinomial for GRR, binomial otherwise.
 
     Raises
     ------
@@ -248,12 +248,13 @@ def ldp_likelihood(
         var = n * (q * (1 - q) + f * (p - q) * (1 - p - q))
         out = pm.Normal(name, mu=n * pi, sigma=pt.sqrt(var), observed=counts, dims=dims)
     specs = _REGISTRY.setdefault(model, {})
+    assert f.name is not None  # a named model variable, or named by pm.Deterministic above
     specs[name] = LikelihoodSpec(name, kind, d, f.name, dims)
     return out
 
 
 def likelihood_specs(model) -> dict:
-    """The likelihoods :func:`ldp_likelihood` added to ``model``, by name.
+    """Return the likelihoods :func:`ldp_likelihood` added to ``model``, by name.
 
     Returns
     -------
@@ -315,7 +316,7 @@ def set_measurement(model, name: str, measurement: Measurement) -> None:
 
 
 def current_data(model, name: str) -> dict[str, np.ndarray]:
-    """The counts, ``n``, ``p`` and ``q`` that likelihood ``name`` currently holds."""
+    """Return the counts, ``n``, ``p`` and ``q`` that likelihood ``name`` currently holds."""
     spec = likelihood_specs(model)[name]
     return {key: model[var].get_value() for key, var in spec.data.items()}
 

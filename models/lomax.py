@@ -1,7 +1,7 @@
-"""Numerics of the shifted power-law (Lomax) prior on counts used by ``bayes-consistent``.
+r"""Numerics of the shifted power-law (Lomax) prior on counts used by ``bayes-consistent``.
 
-The prior puts mass :math:`P(x) \\propto (1 + x/c)^{-s}` on every count
-:math:`x = 0, \\dots, n`. Sums over all ``n + 1`` counts are done on a quadrature grid
+The prior puts mass :math:`P(x) \propto (1 + x/c)^{-s}` on every count
+:math:`x = 0, \dots, n`. Sums over all ``n + 1`` counts are done on a quadrature grid
 (:class:`CountGrid`): every count exactly up to a few hundred, then cells whose width
 grows geometrically but never exceeds a quarter of the noise's standard deviation, each
 weighted by its prior mass. Each item's log evidence, posterior mean and posterior
@@ -66,13 +66,13 @@ class CountGrid:
         while e < n + 1:
             e = min(n + 1, e + max(1, min(cap, math.floor(GROWTH * e))))
             edges.append(e)
-        edges = np.asarray(edges, dtype=float)
-        width = np.diff(edges)
-        return cls((edges[:-1] + edges[1:] - 1) / 2, np.log(width))
+        bounds = np.asarray(edges, dtype=float)
+        width = np.diff(bounds)
+        return cls((bounds[:-1] + bounds[1:] - 1) / 2, np.log(width))
 
 
 def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
-    """Normalised log prior mass of each cell: :math:`\\log P(x) + \\log` width."""
+    r"""Normalised log prior mass of each cell: :math:`\log P(x) + \log` width."""
     lm = -s * np.log1p(grid.x / c) + grid.log_width
     return lm - logsumexp(lm)
 
@@ -153,10 +153,10 @@ def node_moments(
                 block(i0, i1, 0, x.size)
         i0 = i1
     log_ev -= math.log(sigma_c) + LOG_SQRT_2PI
-    out = [np.empty_like(a) for a in (log_ev, mean, var)]
-    for o, a in zip(out, (log_ev, mean, var), strict=True):
+    results = [np.empty_like(a) for a in (log_ev, mean, var)]
+    for o, a in zip(results, (log_ev, mean, var), strict=True):
         o[order] = a
-    return out[0], out[1], out[2]
+    return results[0], results[1], results[2]
 
 
 def item_nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
@@ -195,7 +195,7 @@ class ItemMoments:
         y_max: float,
         nodes: np.ndarray | None = None,
     ) -> None:
-        self.nodes = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
+        self.nodes: np.ndarray = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
         self.lo, self.hi = float(self.nodes[0]), float(self.nodes[-1])
         log_ev, mean, var = node_moments(grid, log_mass, sigma_c, self.nodes)
         self.node_log_ev, self.node_mean, self.node_var = log_ev, mean, var
@@ -212,7 +212,7 @@ class ItemMoments:
             )
 
     def log_evidence(self, y) -> np.ndarray:
-        """:math:`\\log \\sum_x P(x)\\,\\mathcal N(y; x, \\sigma_c^2)` per item."""
+        r""":math:`\log \sum_x P(x)\,\mathcal N(y; x, \sigma_c^2)` per item."""
         y = np.asarray(y, dtype=float)
         self._check(y)
         return self._log_ev(y)
@@ -317,19 +317,20 @@ class Saddle:
 
 
 def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) -> Saddle:
-    """Saddle-point approximation to the log target (see :func:`log_target`).
+    r"""Saddle-point approximation to the log target (see :func:`log_target`).
 
-    Tilting every item's posterior by :math:`e^{\\lambda x}` is evaluating it at the
-    shifted estimate :math:`y_v + \\delta`, :math:`\\delta = \\lambda\\sigma_c^2`, so the
+    Tilting every item's posterior by :math:`e^{\lambda x}` is evaluating it at the
+    shifted estimate :math:`y_v + \delta`, :math:`\delta = \lambda\sigma_c^2`, so the
     cumulant generating function of the total is
-    :math:`K(\\lambda) = \\sum_v [A(y_v + \\delta) - A(y_v)] + \\lambda \\sum_v y_v
-    + d\\,\\delta^2 / 2\\sigma_c^2`, with :math:`A` the log evidence. The shift solves
-    :math:`K'(\\lambda) = n` (searched within ``problem.span``; beyond it the normal
+    :math:`K(\lambda) = \sum_v [A(y_v + \delta) - A(y_v)] + \lambda \sum_v y_v
+    + d\,\delta^2 / 2\sigma_c^2`, with :math:`A` the log evidence. The shift solves
+    :math:`K'(\lambda) = n` (searched within ``problem.span``; beyond it the normal
     approximation of the distribution tilted to the end of the range is used, which
     is continuous with the saddle point). ``span`` (``problem.span`` by default) must
     not exceed what ``mom`` covers.
     """
     w, nodes, sc, n = problem.weights, problem.nodes, problem.sigma_c, problem.n
+    assert w is not None and nodes is not None, "a Problem from Problem.from_counts"
     active = w != 0
     wa, na = w[active], nodes[active]
 
@@ -379,23 +380,23 @@ def summaries(problem: Problem, s: float, log_c: float) -> tuple[float, float, f
 
 
 class ExactTotal:
-    """The item posteriors over every count ``0..n`` and their sum, exactly (small cases).
+    r"""The item posteriors over every count ``0..n`` and their sum, exactly (small cases).
 
-    Each item's posterior is tilted by :math:`e^{\\lambda x}` so that the tilted means
+    Each item's posterior is tilted by :math:`e^{\lambda x}` so that the tilted means
     add up to ``n`` (which changes nothing once the total is conditioned on, and keeps
-    :math:`P(\\sum x = n)` in the bulk of the tilted sum's law, where convolution is
+    :math:`P(\sum x = n)` in the bulk of the tilted sum's law, where convolution is
     accurate), then the items are convolved one by one, truncated at ``n``.
 
     Attributes
     ----------
     log_evidence : numpy.ndarray
-        Per item, :math:`\\log p(y_v \\mid s, c)`.
+        Per item, :math:`\log p(y_v \mid s, c)`.
     log_total : float
-        :math:`\\log P(\\sum_v x_v = n \\mid y, s, c)` under the items' posteriors.
+        :math:`\log P(\sum_v x_v = n \mid y, s, c)` under the items' posteriors.
     q : numpy.ndarray
         Tilted item posteriors, shape ``(d, n + 1)``, rows summing to 1.
     suffix : numpy.ndarray
-        ``suffix[v]`` is the (rescaled) law of :math:`x_v + \\dots + x_{d-1}` on ``0..n``;
+        ``suffix[v]`` is the (rescaled) law of :math:`x_v + \dots + x_{d-1}` on ``0..n``;
         ``suffix[d]`` is a point mass at 0.
     """
 
@@ -435,7 +436,7 @@ class ExactTotal:
         )
 
     def means(self) -> np.ndarray:
-        """:math:`E[x_v \\mid y, \\sum x = n]` for every item."""
+        r""":math:`E[x_v \mid y, \sum x = n]` for every item."""
         q, suffix = self.q, self.suffix
         d, n1 = q.shape
         n = n1 - 1
@@ -452,10 +453,10 @@ class ExactTotal:
         return out
 
     def sample(self, u: np.ndarray) -> np.ndarray:
-        """Count vectors summing to ``n`` drawn exactly from the conditioned posterior.
+        r"""Count vectors summing to ``n`` drawn exactly from the conditioned posterior.
 
         ``u`` holds uniforms of shape ``(rows, d)``; item ``v`` is drawn given the
-        items before it, from :math:`q_v(k)\\,\\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
+        items before it, from :math:`q_v(k)\,\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
         users left.
         """
         q, suffix = self.q, self.suffix
@@ -476,7 +477,7 @@ class ExactTotal:
 
 
 def _solve_tilt(tilted, x: np.ndarray, n: int, scale: float) -> float:
-    """The tilt whose item means add up to ``n``: Newton steps inside a bracket.
+    """Find the tilt whose item means add up to ``n``: Newton steps inside a bracket.
 
     The bracket is grown geometrically from ``scale`` until it holds the root, and a
     Newton step that leaves it (or every third step) is replaced by bisection.
@@ -509,12 +510,12 @@ def _solve_tilt(tilted, x: np.ndarray, n: int, scale: float) -> float:
 
 
 def log_target(problem: Problem, s: float, log_c: float) -> float:
-    """Log-likelihood of the parameters given the estimates and the known total.
+    r"""Log-likelihood of the parameters given the estimates and the known total.
 
     .. math::
 
-        G(s, c) = \\sum_v \\log p(y_v \\mid s, c)
-            + \\log P\\big(\\textstyle\\sum_v x_v = n \\mid y, s, c\\big)
+        G(s, c) = \sum_v \log p(y_v \mid s, c)
+            + \log P\big(\textstyle\sum_v x_v = n \mid y, s, c\big)
 
     The second term is the probability that counts drawn from the items' posteriors add
     up to ``n``: exact (convolution over every count, :class:`ExactTotal`) when
@@ -539,12 +540,14 @@ class Chebyshev2D:
     max_error: float
 
     def to_unit(self, s, u):
+        """Map ``(s, u)`` in the box to ``[-1, 1] x [-1, 1]``."""
         return (
             (2 * s - (self.s_lo + self.s_hi)) / (self.s_hi - self.s_lo),
             (2 * u - (self.u_lo + self.u_hi)) / (self.u_hi - self.u_lo),
         )
 
     def __call__(self, s: float, u: float) -> float:
+        """Evaluate the interpolant at ``(s, u)``."""
         a, b = self.to_unit(s, u)
         return float(C.chebval2d(a, b, self.coef))
 
@@ -559,7 +562,13 @@ PROBES = (
 RELEVANT_DROP = 30.0
 
 
-def chebyshev_fit(func, s_box, u_box, degree: int = 14, peak: float | None = None) -> Chebyshev2D:
+def chebyshev_fit(
+    func,
+    s_box: tuple[float, float],
+    u_box: tuple[float, float],
+    degree: int = 14,
+    peak: float | None = None,
+) -> Chebyshev2D:
     """Interpolate ``func(s, u)`` at ``degree x degree`` Chebyshev points of the box.
 
     ``max_error`` is the largest error at the off-node :data:`PROBES`; with ``peak``

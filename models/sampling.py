@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ ESS_MIN_PER_CHAIN = 100
 
 
 def seeds(rng) -> tuple[int, np.random.Generator]:
-    """A seed for PyMC's sampler and the Generator it was drawn from.
+    """Return a seed for PyMC's sampler and the Generator it was drawn from.
 
     Parameters
     ----------
@@ -39,6 +40,18 @@ def seeds(rng) -> tuple[int, np.random.Generator]:
 
 
 def check_sampler_args(draws: int, tune: int, chains: int) -> None:
+    """Check the sampler's ``draws``, ``tune`` (>= 0) and ``chains``: integers, not bools.
+
+    Parameters
+    ----------
+    draws, tune, chains : int
+        Draws per chain, tuning steps per chain and number of chains.
+
+    Raises
+    ------
+    ValueError
+        If any of them is not an integer or is too small (``draws``, ``chains`` >= 1).
+    """
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -54,7 +67,7 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
     rhat = az.rhat(idata, var_names=names)
     ess = az.ess(idata, var_names=names)
     divergences = int(idata.sample_stats["diverging"].sum())
-    info = {
+    info: dict[str, Any] = {
         "r_hat": {k: float(rhat[k].max()) for k in names},
         "ess_bulk": {k: float(ess[k].min()) for k in names},
         "divergences": divergences,

@@ -1,0 +1,1 @@
+"""Tests of bayesldp (run with pytest from the repository root)."""

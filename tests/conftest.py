@@ -12,5 +12,5 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 @pytest.fixture
 def rng() -> np.random.Generator:
-    """A fresh, fixed-seed generator for each test."""
+    """Return a fresh, fixed-seed generator for each test."""
     return np.random.default_rng(20201122)

@@ -47,7 +47,7 @@ def _convolve_all(pmfs: list[np.ndarray], n: int) -> tuple[np.ndarray, float]:
 
 
 def log_total_probability(log_post: np.ndarray, n: int) -> float:
-    """log P(S = n) for independent items with the given log pmfs on 0..n."""
+    """Return log P(S = n) for independent items with the given log pmfs on 0..n."""
     pmfs = []
     log_scale = 0.0
     for row in log_post:
@@ -72,7 +72,7 @@ def conditional_means(log_post: np.ndarray, n: int) -> np.ndarray:
 
 
 def enumerate_total(log_post: np.ndarray, n: int) -> tuple[float, np.ndarray]:
-    """log P(S = n) and E[x | S = n] by listing every count vector summing to n."""
+    """Return log P(S = n) and E[x | S = n] by listing every count vector summing to n."""
     d = log_post.shape[0]
     total, mean = 0.0, np.zeros(d)
     for head in itertools.product(range(n + 1), repeat=d - 1):
@@ -87,7 +87,7 @@ def enumerate_total(log_post: np.ndarray, n: int) -> tuple[float, np.ndarray]:
 
 
 def posterior_grid(y, sigma_c, n, s_bounds, u_bounds, points=(81, 61), means=True):
-    """The exact posterior on a midpoint grid of ``(s, log c)`` over the prior box.
+    """Return the exact posterior on a midpoint grid of ``(s, log c)`` over the prior box.
 
     Returns a dict with the grid, normalised weights, the posterior mean and sd of
     ``s`` and ``log c``, and (if ``means``) the posterior means of the frequencies.

@@ -37,7 +37,7 @@ def dirichlet_rule(alpha, nodes: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_likelihood(kind: str, f: np.ndarray, m) -> np.ndarray:
-    """The oracle's log-likelihood of m's counts at each row of f (up to a constant)."""
+    """Return the oracle's log-likelihood of m's counts at each row of f (up to a constant)."""
     pi = m.q + (m.p - m.q) * f
     c = m.support_counts
     if kind == "multinomial":

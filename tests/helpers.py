@@ -12,7 +12,7 @@ P_TOY, Q_TOY, N_TOY = 0.5, 0.25, 4000
 
 
 def toy_measurement(estimates) -> Measurement:
-    """A Measurement whose raw estimates are exactly ``estimates`` (multiples of 1e-3)."""
+    """Return a Measurement whose raw estimates are exactly ``estimates`` (multiples of 1e-3)."""
     f = np.asarray(estimates, dtype=float)
     counts = np.rint(1000 * (f + 1)).astype(np.int64)
     if np.any(counts < 0) or np.any(counts > N_TOY):

@@ -99,7 +99,7 @@ def test_no_private_attribute_of_an_imported_module_is_used():
 
 
 def _graph() -> dict[str, set[str]]:
-    """Module -> modules it imports (anywhere in the file, lazy imports included)."""
+    """Map each module to the modules it imports (anywhere in the file, lazy imports included)."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for module, path in MODULES.items():
         for target, name, _ in _imports(path, module):

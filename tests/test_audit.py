@@ -322,7 +322,7 @@ def _encode(value) -> bytes:
 
 
 def _stored(oracle, folder):
-    """privatize -> the rows the Parquet writer stored, each as the bytes of its values.
+    """Privatize, then return the rows the Parquet writer stored, each as its values' bytes.
 
     Also returns a lookup from those bytes to what the server decodes from the row
     (its support vector), a fixed function of the stored row.

@@ -1,6 +1,9 @@
-"""The composable Bayesian layer: ldp_likelihood against scipy for every oracle, one
-compiled model for many measurements, posteriors of the ready-made models against exact
-quadrature, simulation-based calibration, model checks, reproducibility and errors."""
+"""The composable Bayesian layer.
+
+ldp_likelihood against scipy for every oracle, one compiled model for many measurements,
+posteriors of the ready-made models against exact quadrature, simulation-based
+calibration, model checks, reproducibility and errors.
+"""
 
 from __future__ import annotations
 

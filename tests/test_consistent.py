@@ -1,6 +1,9 @@
-"""bayes-consistent: the shifted power-law prior's quadrature against brute-force sums
-over every count, the PyMC model's log-density against scipy, the posterior of
-(s, log c) against 2-D quadrature, the tilt, reproducibility and errors."""
+"""The bayes-consistent method.
+
+The shifted power-law prior's quadrature against brute-force sums over every count, the
+PyMC model's log-density against scipy, the posterior of (s, log c) against 2-D
+quadrature, the tilt, reproducibility and errors.
+"""
 
 from __future__ import annotations
 
@@ -318,7 +321,7 @@ def _compare_with_exact(est, exact, label):
 
 
 def test_tiny_domain_posterior_matches_exact():
-    """d = 5, n = 100: the posterior of (s, log c) is diffuse (s = 3.78 +- 2.25 exactly).
+    """At d = 5, n = 100 the posterior of (s, log c) is diffuse (s = 3.78 +- 2.25 exactly).
 
     The first version gave s = 7.44 +- 0.31 here: the normal approximation to
     P(sum x = n) and a Laplace box around a mode at the bound of s.

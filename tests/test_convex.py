@@ -53,7 +53,7 @@ CLOSED_FORMS = {"cls": methods.cls, "mle-apx": methods.mle_apx, "mle": methods.m
 
 
 def simulated(oracle: str, eps: float, d: int, n: int, seed: int, s: float = 1.5):
-    """A Zipf(s) measurement with exact (GRR/OUE) simulation."""
+    """Return a Zipf(s) measurement with exact (GRR/OUE) simulation."""
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n, zipf_frequencies(d, s))
     return make_oracle(oracle, eps, d).simulate(counts, rng)
@@ -123,7 +123,7 @@ def build(case) -> bayesldp.Measurement:
 
 
 def literal_objective(method: str, m: bayesldp.Measurement, f: cp.Variable) -> cp.Expression:
-    """The objective ``METHODS[method]`` minimises, written out literally in cvxpy.
+    """Return the objective ``METHODS[method]`` minimises, written out literally in cvxpy.
 
     CLS: ``||f - f~||^2``. MLE-Apx: Eq. (13) as printed, times ``q(1-q)/(p-q)^2``. MLE:
     ``q(1-q)/(p-q)^2`` times minus the log-likelihood per user, shifted by the saturated
@@ -148,15 +148,18 @@ def literal_objective(method: str, m: bayesldp.Measurement, f: cp.Variable) -> c
 
 
 def cvxpy_gradient(expr: cp.Expression, f: cp.Variable, at: np.ndarray) -> np.ndarray:
-    """cvxpy's own gradient of ``expr`` with respect to ``f`` at ``at``."""
+    """Return cvxpy's own gradient of ``expr`` with respect to ``f`` at ``at``."""
     f.value = at
     grad = expr.grad[f]
     return np.asarray(grad.toarray() if hasattr(grad, "toarray") else grad).reshape(-1)
 
 
 def implied_duals(method: str, m: bayesldp.Measurement, f_star: np.ndarray):
-    """The multipliers of a known optimum: ``nu`` from the largest item's stationarity,
-    ``lambda = grad F(f*) + nu`` (zero on the support, up to the optimum's accuracy)."""
+    """Return the multipliers of a known optimum.
+
+    ``nu`` from the largest item's stationarity, ``lambda = grad F(f*) + nu`` (zero on the
+    support, up to the optimum's accuracy).
+    """
     f = cp.Variable(m.domain_size)
     g = cvxpy_gradient(literal_objective(method, m, f), f, f_star)
     nu = -g[np.argmax(f_star)]
@@ -304,7 +307,7 @@ def test_mle_by_clarabel_is_polished_too():
 
 
 def assert_agrees(method, m, est):
-    """The review's criteria: 1e-6 in f, on the simplex within 1e-8."""
+    """Check the review's criteria: 1e-6 in f, on the simplex within 1e-8."""
     closed = CLOSED_FORMS[method](m).frequencies
     f = est.frequencies
     assert np.abs(f - closed).max() <= ATOL, np.abs(f - closed).max()
@@ -514,7 +517,7 @@ def test_closed_form_mle_zero_count():
 
 
 def eq13(m, f):
-    """The long paper's Eq. (13), written out literally."""
+    """Return the long paper's Eq. (13), written out literally."""
     p, q, n = m.p, m.q, m.n
     c = m.support_counts
     return np.sum((c / n - q - (p - q) * f) ** 2 / (q * (1 - q) + (p - q) * (1 - p - q) * f))

@@ -1,6 +1,8 @@
-"""Posterior draws from the item posteriors (models/draws.py) against the exact item
-posteriors (scipy sums over every count), and the bayes-power intervals through the
-public API."""
+"""Posterior draws from the item posteriors (models/draws.py).
+
+Against the exact item posteriors (scipy sums over every count), and the bayes-power
+intervals through the public API.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def lomax_log_prior(n, s, c):
 
 
 def check_cdf(draws, cdf, label):
-    """The draws' CDF at the exact quantiles (and at 0, 1) against the exact CDF."""
+    """Check the draws' CDF at the exact quantiles (and at 0, 1) against the exact CDF."""
     size = draws.size
     ks = {0, 1, *(int(np.searchsorted(cdf, p)) for p in (0.05, 0.25, 0.5, 0.75, 0.95))}
     for k in sorted(ks):

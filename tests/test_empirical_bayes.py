@@ -350,8 +350,10 @@ def test_same_seed_same_draws_whatever_the_chunks(uncertainty):
 
 
 def test_bootstrap_widens_the_interval_of_a_lone_item():
-    """The largest item's plug-in posterior is a point at its NPMLE atom; the bootstrap's is
-    about as wide as the noise."""
+    """The largest item's plug-in posterior is a point at its NPMLE atom.
+
+    The bootstrap's is about as wide as the noise.
+    """
     data, m = _measurement(d=300, n=200_000, seed=15)
     top = int(np.argmax(data.counts))
     plug = eb.eb_npmle(m, uncertainty="plug-in", n_draws=200, rng=0)

@@ -109,8 +109,10 @@ def test_every_experiment_script_runs(name, tmp_path):
 
 
 def test_a_script_runs_on_dask_as_in_process(tmp_path):
-    """Run as __main__, a script sends its experiment to Dask workers by module name; the
-    workers replay mle_gap's sequential stream and give the in-process numbers."""
+    """Run as __main__, a script sends its experiment to Dask workers by module name.
+
+    The workers replay mle_gap's sequential stream and give the in-process numbers.
+    """
     pytest.importorskip("distributed")
     args = ["--quick", "--quiet", "--workers", "1", "--reps", "2", "--oracle", "GRR"]
     args += ["--methods", "cls,mle", "--out", str(tmp_path)]
@@ -362,7 +364,7 @@ def test_bayes_accuracy_reports_coverage(tmp_path):
 
 
 def _first_measurement(name: str, **overrides):
-    """The task of rep 0 and its measurement, re-simulated as the study's docstring says."""
+    """Return the task of rep 0 and its measurement, re-simulated as the study's docstring says."""
     from bayesldp.datasets import get_dataset
     from bayesldp.oracles import OUE
 

@@ -19,14 +19,14 @@ ORACLES = list(bayesldp.ORACLES)
 
 
 def fixed_users(d: int, n: int) -> np.ndarray:
-    """True counts summing to n, Zipf-shaped."""
+    """Return true counts summing to n, Zipf-shaped."""
     x = np.floor(zipf_frequencies(d, 1.2) * n).astype(np.int64)
     x[0] += n - x.sum()
     return x
 
 
 def independent_variance(m, mask, x) -> float:
-    """The variance if supports were independent across items (no covariances)."""
+    """Return the variance if supports were independent across items (no covariances)."""
     a, x_set = mask.sum(), x[mask].sum()
     return a * m.n * m.q * (1 - m.q) + x_set * (m.p * (1 - m.p) - m.q * (1 - m.q))
 

@@ -66,7 +66,7 @@ def test_catalogue_promises(case, method):
 
 
 def test_large_domain_all_methods(rng):
-    """d = 1e5: every method runs and keeps its promises."""
+    """At d = 1e5 every method runs and keeps its promises."""
     d, n = 100_000, 2_000_000
     counts = rng.multinomial(n, zipf_frequencies(d, 1.1))
     m = bayesldp.OUE(1.0, d).simulate(counts, rng)

@@ -1,5 +1,8 @@
-"""Bayesian models: log-densities against scipy, the exponent's posterior against
-quadrature, prior predictive, reproducibility, consistency and errors."""
+"""Bayesian models.
+
+Log-densities against scipy, the exponent's posterior against quadrature, prior
+predictive, reproducibility, consistency and errors.
+"""
 
 from __future__ import annotations
 
@@ -200,7 +203,7 @@ def test_bayes_speed_case_runs():
 
 
 def _compiled_constants(model) -> list[tuple]:
-    """The constants of the compiled log density and gradient (what goes into C code)."""
+    """Return the constants of the compiled log density and gradient (what goes into C code)."""
     from pytensor.graph.basic import Constant
 
     fn = model.logp_dlogp_function(ravel_inputs=True)  # what NUTS compiles

@@ -455,7 +455,7 @@ LARGE_EPS = [50.0, 100.0, 708.5, 709.7, 710.0, 1000.0]
 
 
 def _exact_pq(name, eps, d, oracle):
-    """p and q from their textbook forms, in 80-digit decimal arithmetic."""
+    """Return p and q from their textbook forms, in 80-digit decimal arithmetic."""
     with decimal.localcontext() as ctx:
         ctx.prec = 80
         e = Decimal(eps).exp()

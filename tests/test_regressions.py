@@ -65,7 +65,7 @@ def test_grr_counts_must_sum_to_n():
 
 
 def test_mle_speed_against_sort():
-    """mle took 10x np.sort at d = 1e7; on the distinct counts it is a fraction of it."""
+    """The mle took 10x np.sort at d = 1e7; on the distinct counts it is a fraction of it."""
     rng = np.random.default_rng(5)
     d, n = 200_000, 2_000_000
     m = bayesldp.OUE(1.0, d).simulate(rng.multinomial(n, zipf_frequencies(d, 1.1)), rng)
