@@ -50,7 +50,7 @@ class ChebyshevLikelihood:
     nodes, node_weights, node_coef : numpy.ndarray, optional
         With many items: estimates ``nodes`` (``bayesldp.calibrate.spline_nodes``), the
         weights with which sums of smooth functions over the items become sums over the
-        nodes (:func:`bayesldp.models.lomax.lagrange_weights`) and the coefficients of
+        nodes (:func:`lagrange_weights`) and the coefficients of
         :math:`A` at each node, shape ``(J, K)``.
     """
 
@@ -130,8 +130,6 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
         err = max(err, abs(math.log(P.power_sum(s, m.n)) - C.chebval(t, log_h)))
     node_weights = node_coef = None
     if use_nodes:
-        from bayesldp.models.lomax import lagrange_weights
-
         node_weights = lagrange_weights(y, nodes)
         node_coef = C.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
     return ChebyshevLikelihood(
@@ -161,3 +159,23 @@ def chebval_tensor(t, coef, degree: int):
     import pytensor.tensor as pt
 
     return pt.dot(coef, chebyshev_basis_tensor(t, degree))
+
+
+def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Weights ``W`` with ``sum_v f(y_v) = W @ f(nodes)`` for cubics, accurate for smooth f.
+
+    Each ``y_v`` spreads its unit weight over the four nodes around it with the cubic
+    Lagrange basis, so the sum over items of a function smooth on the nodes' scale
+    costs one dot product with its values at the nodes, whatever ``d``.
+    """
+    y = np.asarray(y, dtype=float)
+    if nodes.size < 4:
+        raise ValueError("need at least 4 nodes")
+    i = np.clip(np.searchsorted(nodes, y) - 2, 0, nodes.size - 4)
+    pts = nodes[i[:, None] + np.arange(4)[None, :]]  # (d, 4)
+    w = np.ones((y.size, 4))
+    for k in range(4):
+        for j in range(4):
+            if j != k:
+                w[:, k] *= (y - pts[:, j]) / (pts[:, k] - pts[:, j])
+    return np.bincount((i[:, None] + np.arange(4)).ravel(), w.ravel(), minlength=nodes.size)

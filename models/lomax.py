@@ -26,6 +26,7 @@ from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
 from bayesldp.calibrate import spline_nodes
+from bayesldp.models.chebyshev import lagrange_weights
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 EXACT_COUNTS = 256  # counts below this are their own cells
@@ -228,26 +229,6 @@ class ItemMoments:
         y = np.asarray(y, dtype=float)
         self._check(y)
         return np.exp(self._log_var(y))
-
-
-def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """Weights ``W`` with ``sum_v f(y_v) = W @ f(nodes)`` for cubics, accurate for smooth f.
-
-    Each ``y_v`` spreads its unit weight over the four nodes around it with the cubic
-    Lagrange basis, so the sum over items of a function smooth on the nodes' scale
-    costs one dot product with its values at the nodes, whatever ``d``.
-    """
-    y = np.asarray(y, dtype=float)
-    if nodes.size < 4:
-        raise ValueError("need at least 4 nodes")
-    i = np.clip(np.searchsorted(nodes, y) - 2, 0, nodes.size - 4)
-    pts = nodes[i[:, None] + np.arange(4)[None, :]]  # (d, 4)
-    w = np.ones((y.size, 4))
-    for k in range(4):
-        for j in range(4):
-            if j != k:
-                w[:, k] *= (y - pts[:, j]) / (pts[:, k] - pts[:, j])
-    return np.bincount((i[:, None] + np.arange(4)).ravel(), w.ravel(), minlength=nodes.size)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ NUMPY_METHODS = method_names(bayesian=False, needs_truth=False)
 
 @st.composite
 def measurements(draw) -> bayesldp.Measurement:
-    """A valid but possibly extreme measurement from one of the oracles."""
+    """Draw a valid but possibly extreme measurement from one of the oracles."""
     name = draw(st.sampled_from(ORACLES))
     d = draw(st.integers(min_value=2 if name == "SS" else 1, max_value=24))
     eps = draw(st.floats(min_value=1e-3, max_value=30.0))
@@ -118,7 +118,7 @@ def outcome(call, names):
 
 
 def check_estimate(est, m, method: str) -> None:
-    """The Estimate keeps the promises its method declares."""
+    """Check that the Estimate keeps the promises its method declares."""
     spec = get_method(method)
     f = est.frequencies
     assert f.shape == (m.domain_size,)
