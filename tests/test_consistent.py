@@ -112,26 +112,35 @@ def test_chebyshev_2d_interpolates():
     assert fit(0.7, 0.2) == pytest.approx(f(0.7, 0.2), abs=1e-9)
 
 
-def test_model_log_density_matches_brute_force(rng):
+# Points as fractions of the sampling region; the far ones cost minutes of brute force.
+REGION_POINTS = [
+    (0.5, 0.5),
+    (0.7, 0.3),
+    pytest.param(0.2, 0.9, marks=pytest.mark.slow),
+    pytest.param(0.95, 0.05, marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("t0", "t1"), REGION_POINTS)
+def test_model_log_density_matches_brute_force(t0, t1, rng):
     m = measurement(rng, d=40, n=1_500, eps=2.0)  # exact route: brute force is the target
     spec = BC.prepare(m)
     assert spec.fit.max_error < BC.MAX_ERROR
     model = BC.build_scale_model(spec)
     logp = model.compile_logp(jacobian=False)
     lo0, hi0 = spec.z0_range()
-    # points spread over the sampling region (its edges are where the target falls 12
-    # nats below the peak), as fractions of its extent
-    for t0, t1 in ([0.5, 0.5], [0.7, 0.3], [0.2, 0.9], [0.95, 0.05]):
-        z0 = lo0 + t0 * (hi0 - lo0)
-        lo1, hi1 = spec.z1_range(z0)
-        z1 = lo1 + t1 * (hi1 - lo1)
-        s, log_c = spec.to_theta(z0, z1)
-        # PyMC's interval transform of each coordinate; the prior is flat on the region
-        point = {
-            "z_s_interval__": np.log(z0 - lo0) - np.log(hi0 - z0),
-            "z_c_interval__": np.log(z1 - lo1) - np.log(hi1 - z1),
-        }
-        assert float(logp(point)) == pytest.approx(brute_target(m, s, log_c), abs=2 * BC.MAX_ERROR)
+    # a point of the sampling region (its edges are where the target falls 12 nats below
+    # the peak), as fractions of its extent
+    z0 = lo0 + t0 * (hi0 - lo0)
+    lo1, hi1 = spec.z1_range(z0)
+    z1 = lo1 + t1 * (hi1 - lo1)
+    s, log_c = spec.to_theta(z0, z1)
+    # PyMC's interval transform of each coordinate; the prior is flat on the region
+    point = {
+        "z_s_interval__": np.log(z0 - lo0) - np.log(hi0 - z0),
+        "z_c_interval__": np.log(z1 - lo1) - np.log(hi1 - z1),
+    }
+    assert float(logp(point)) == pytest.approx(brute_target(m, s, log_c), abs=2 * BC.MAX_ERROR)
 
 
 # Regions where the prior's bounds cut the sampling box (mode at (s, log c) = (2, 0),
