@@ -1186,7 +1186,7 @@ def _condition_on_total(
     count is 0, or the likelihood confines the items below it), every grid atom is
     first given prior weight :data:`PRIOR_FLOOR`; failing that, the untilted posterior
     means are moved onto the total by the variance-weighted Norm-Sub of
-    :func:`project_to_total`. Either fallback warns.
+    :func:`project_to_total` (shared equally if they are all 0). Every fallback warns.
     """
     try:
         post = tilted_posterior(lik, weights, total=float(n))
@@ -1200,9 +1200,14 @@ def _condition_on_total(
         frequencies = _frequencies(post, n)
     except (ValueError, RuntimeError):
         post = tilted_posterior(lik, weights, total=None)
-        moved = project_to_total(post.item_means(), post.item_variances(), float(n))
-        frequencies = moved / moved.sum()
-        how = "the untilted posterior means were moved onto the total (variance-weighted)"
+        means = post.item_means()
+        if means.sum() > 0:
+            moved = project_to_total(means, post.item_variances(), float(n))
+            frequencies = moved / moved.sum()
+            how = "the untilted posterior means were moved onto the total (variance-weighted)"
+        else:  # every item's posterior is a point at count 0: nothing to share n by
+            frequencies = np.full(means.size, 1.0 / means.size)
+            how = "every posterior mean is 0, so the total was shared equally"
     warnings.warn(f"eb-npmle: {reason}; {how}", RuntimeWarning, stacklevel=3)
     return post, frequencies
 

@@ -244,3 +244,12 @@ def test_eb_npmle_all_zero_counts_still_sums_to_one():
     with pytest.warns(RuntimeWarning, match="eb-npmle"):
         est = bayesldp.postprocess(m, "eb-npmle", rng=0)
     assert est.frequencies.min() >= 0 and abs(est.frequencies.sum() - 1) < 1e-12
+
+
+def test_eb_npmle_one_item_no_support_and_raw_total():
+    # Hypothesis (thorough profile): d = 1, n = 1, support count 0, correct_total=False:
+    # every posterior mean is 0 and no tilt reaches n; the answer is the only one possible
+    m = bayesldp.Measurement.from_support_counts(np.array([0]), 1, 0.7310585786300049, 0.5)
+    with pytest.warns(RuntimeWarning, match="eb-npmle"):
+        est = bayesldp.postprocess(m, "eb-npmle", correct_total=False, rng=0)
+    np.testing.assert_array_equal(est.frequencies, [1.0])
