@@ -39,7 +39,14 @@ def _pair(true, estimate) -> tuple[np.ndarray, np.ndarray]:
 def mse(true, estimate) -> float:
     r"""Full-domain mean squared error :math:`\frac1d \sum_v (f'_v - f_v)^2`."""
     f, est = _pair(true, estimate)
-    return float(np.mean((est - f) ** 2))
+    diff = est - f
+    with np.errstate(over="ignore"):
+        value = float(np.mean(diff**2))
+    if np.isfinite(value) or not np.isfinite(diff).all():
+        return value
+    # huge (finite) errors overflow in the square: scale them first
+    scale = float(np.abs(diff).max())
+    return float(np.mean((diff / scale) ** 2) * scale * scale)
 
 
 def mae(true, estimate) -> float:

@@ -253,3 +253,11 @@ def test_eb_npmle_one_item_no_support_and_raw_total():
     with pytest.warns(RuntimeWarning, match="eb-npmle"):
         est = bayesldp.postprocess(m, "eb-npmle", correct_total=False, rng=0)
     np.testing.assert_array_equal(est.frequencies, [1.0])
+
+
+def test_mse_of_huge_finite_errors_is_finite():
+    # Hypothesis (thorough profile): an error of 1.34e154 overflowed in the square
+    value = metrics.mse([0.0, 0.0], [0.0, 1.3407807929942597e154])
+    # the exact value, (e/2) * e with e = 1.34e154, computed without overflow
+    e = 1.3407807929942597e154
+    assert np.isfinite(value) and value == pytest.approx((e / 2) * e, rel=1e-12)
