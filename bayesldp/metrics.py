@@ -36,6 +36,11 @@ def _pair(true, estimate) -> tuple[np.ndarray, np.ndarray]:
     return f, est
 
 
+#: Largest n_queries x domain_size drawn at once by random_subsets (a (n_queries, d)
+#: array of keys: 8 GiB at this size); more is a ValueError naming n_queries.
+MAX_QUERY_CELLS = 1 << 30
+
+
 def mse(true, estimate) -> float:
     r"""Full-domain mean squared error :math:`\frac1d \sum_v (f'_v - f_v)^2`."""
     f, est = _pair(true, estimate)
@@ -78,7 +83,9 @@ def random_subsets(
     """
     domain_size = check_int(domain_size, "domain_size", minimum=1)
     percent = check_float(percent, "percent", minimum=0.0, maximum=100.0, strict_minimum=True)
-    n_queries = check_int(n_queries, "n_queries", minimum=1)
+    n_queries = check_int(
+        n_queries, "n_queries", minimum=1, maximum=max(1, MAX_QUERY_CELLS // domain_size)
+    )
     rng = check_rng(rng)
     size = max(1, round(domain_size * percent / 100))
     keys = rng.random((n_queries, domain_size))

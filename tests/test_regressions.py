@@ -261,3 +261,9 @@ def test_mse_of_huge_finite_errors_is_finite():
     # the exact value, (e/2) * e with e = 1.34e154, computed without overflow
     e = 1.3407807929942597e154
     assert np.isfinite(value) and value == pytest.approx((e / 2) * e, rel=1e-12)
+
+
+def test_absurd_numbers_of_random_sets_are_refused():
+    # Hypothesis (thorough profile): n_queries = 2**40 allocated (n_queries, d) keys
+    with pytest.raises(ValueError, match="n_queries"):
+        metrics.random_subsets(10, 50, 2**40, 0)
