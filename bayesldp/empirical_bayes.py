@@ -197,13 +197,18 @@ def count_noise_sd(m: Measurement, x, likelihood: str = "binomial") -> np.ndarra
     """
     check_choice(likelihood, LIKELIHOODS, "likelihood")
     x = np.clip(np.asarray(x, dtype=np.float64), 0, m.n)
-    n, p, q = m.n, m.p, m.q
     if likelihood == "binomial":
         pi = _support_probability(m, x)
-        var = n * pi * (1 - pi)
+        var = m.n * pi * (1 - pi)
     else:
-        var = x * p * (1 - p) + (n - x) * q * (1 - q)
-    return np.sqrt(np.maximum(var, 0.0)) / (p - q)
+        var = _conditional_count_variance(m, x)
+    return np.sqrt(np.maximum(var, 0.0)) / (m.p - m.q)
+
+
+def _conditional_count_variance(m: Measurement, x: np.ndarray) -> np.ndarray:
+    """Variance of a support count given the true count ``x`` (the Gaussian likelihood)."""
+    n, p, q = m.n, m.p, m.q
+    return x * p * (1 - p) + (n - x) * q * (1 - q)
 
 
 def count_grid(
@@ -418,7 +423,7 @@ def count_likelihood(
             logl = xlogy(cf, pi[None, :]) + xlog1py(n - cf, -pi[None, :]) + const
     else:
         mean = (n * q + (p - q) * x)[None, :]
-        var = (x * p * (1 - p) + (n - x) * q * (1 - q))[None, :]
+        var = _conditional_count_variance(m, x)[None, :]
         logl = -0.5 * (cf - mean) ** 2 / var - 0.5 * np.log(2 * np.pi * var)
     top = logl.max(axis=1)
     if not np.all(np.isfinite(top)):

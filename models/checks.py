@@ -38,7 +38,11 @@ from scipy.special import logsumexp
 
 from bayesldp._validation import check_int, check_rng
 from bayesldp.estimate import Estimate
-from bayesldp.models.likelihood import likelihood_specs, pointwise_loglik
+from bayesldp.models.likelihood import (
+    gaussian_count_variance,
+    likelihood_specs,
+    pointwise_loglik,
+)
 
 __all__ = [
     "LooResult",
@@ -100,7 +104,7 @@ def _spec(est: Estimate):
 def _likelihood_moments(kind, f, n, p, q):
     pi = q + (p - q) * f
     if kind == "gaussian":
-        var = n * (q * (1 - q) + f * (p - q) * (1 - p - q))
+        var = gaussian_count_variance(n, p, q, f)
     else:
         var = n * pi * (1 - pi)
     return pi, var

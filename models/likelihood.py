@@ -30,6 +30,7 @@ __all__ = [
     "KINDS",
     "LikelihoodSpec",
     "data_names",
+    "gaussian_count_variance",
     "ldp_likelihood",
     "likelihood_specs",
     "pointwise_loglik",
@@ -74,6 +75,15 @@ class LikelihoodSpec:
     def data(self) -> dict[str, str]:
         """Names of the ``pm.Data`` containers: keys ``counts``, ``n``, ``p``, ``q``."""
         return data_names(self.name)
+
+
+def gaussian_count_variance(n, p, q, f):
+    r"""Return the variance of a support count under ``kind="gaussian"``.
+
+    :math:`n (q(1-q) + f (p-q)(1-p-q))`: each item's own variance, for NumPy arrays and
+    PyTensor variables alike.
+    """
+    return n * (q * (1 - q) + f * (p - q) * (1 - p - q))
 
 
 def data_names(name: str) -> dict[str, str]:
@@ -245,7 +255,7 @@ def ldp_likelihood(
     elif kind == "binomial":
         out = pm.Binomial(name, n=n, p=pi, observed=counts, dims=dims)
     else:
-        var = n * (q * (1 - q) + f * (p - q) * (1 - p - q))
+        var = gaussian_count_variance(n, p, q, f)
         out = pm.Normal(name, mu=n * pi, sigma=pt.sqrt(var), observed=counts, dims=dims)
     specs = _REGISTRY.setdefault(model, {})
     assert f.name is not None  # a named model variable, or named by pm.Deterministic above
@@ -358,6 +368,6 @@ def pointwise_loglik(
     if kind == "binomial":
         return stats.binom.logpmf(counts, n, pi)
     if kind == "gaussian":
-        sd = np.sqrt(n * (q * (1 - q) + f * (p - q) * (1 - p - q)))
+        sd = np.sqrt(gaussian_count_variance(n, p, q, f))
         return stats.norm.logpdf(counts, n * pi, sd)
     raise ValueError(f"unknown kind {kind!r}")
