@@ -1443,7 +1443,7 @@ def oracle_bayes(
         lik = count_likelihood(m, atoms.astype(np.float64), likelihood)
         weights = mult / mult.sum()
         # a single atom is already consistent (d times the atom is n): nothing to tilt
-        post = tilted_posterior(lik, weights, total=None if atoms.size == 1 else float(m.n))
+        post = tilted_posterior(lik, weights, total=float(m.n))
         frequencies = _frequencies(post, m.n)
         table = PosteriorTable.from_posterior(post)
     draws = DiscretePosteriorDraws(
