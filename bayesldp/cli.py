@@ -91,6 +91,11 @@ def _option_type(default):
     return type(default) if isinstance(default, int | float) else str
 
 
+def _escape(text: str) -> str:
+    """Protect ``%`` in a help text from argparse's %-formatting (``50%`` -> ``50%%``)."""
+    return text.replace("%", "%%")
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
     """Add the runner's options (and ``experiment``'s own parameters) to ``parser``."""
     parser.add_argument("--quick", action="store_true", help="a tiny grid (seconds)")
@@ -134,7 +139,9 @@ def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
                 dest=key,
                 type=_option_type(default),
                 default=None,
-                help=f"{text} (default {default!r}; --quick: {experiment.quick.params[key]!r})",
+                help=_escape(
+                    f"{text} (default {default!r}; --quick: {experiment.quick.params[key]!r})"
+                ),
             )
 
 
@@ -511,7 +518,7 @@ def build_parser() -> ArgumentParser:
     every = names.add_parser("all", help="every figure of the papers")
     add_run_arguments(every)
     for e in find_experiments().values():
-        one = names.add_parser(e.name, help=e.description, description=f"{e.description} "
+        one = names.add_parser(e.name, help=_escape(e.description), description=f"{e.description} "
                                f"[{e.figure}]")  # fmt: skip
         add_run_arguments(one, e)
     experiment.set_defaults(func=_experiment)

@@ -174,3 +174,19 @@ def test_without_dask_the_runner_works_in_process_and_says_so(tmp_path, capsys, 
     # an explicit scheduler cannot be reached without dask: a one-line error
     argv += ["--out", str(tmp_path / "b"), "--scheduler", "tcp://127.0.0.1:1"]
     _one_line_error(capsys, argv, "dask is not installed")
+
+
+def _help_commands():
+    from bayesldp.runner import find_experiments
+
+    top = [[], ["demo"], ["experiment"], ["aggregate"], ["audit"], ["experiment", "all"]]
+    return top + [["experiment", name] for name in find_experiments()]
+
+
+@pytest.mark.parametrize("argv", _help_commands(), ids=lambda a: " ".join(a) or "bayesldp")
+def test_every_help_text_renders(argv, capsys):
+    """``--help`` works for every command and experiment (a ``%`` in a text once broke it)."""
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--help"])
+    assert stop.value.code == 0
+    assert "usage:" in capsys.readouterr().out
