@@ -92,6 +92,13 @@ def _option_type(default):
     return type(default) if isinstance(default, int | float) else str
 
 
+def _minutes_methods() -> str:
+    """Name the methods ``--bayes`` leaves out (``MethodSpec.minutes``), for help texts."""
+    from bayesldp.registry import method_names
+
+    return ", ".join(method_names(minutes=True)) or "none"
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
     """Add the runner's options (and ``experiment``'s own parameters) to ``parser``."""
     parser.add_argument("--quick", action="store_true", help="a tiny grid (seconds)")
@@ -115,7 +122,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
         help="comma-separated method specs; 'name@cvxpy' for the cvxpy backend "
         "(default: the experiment's, usually the registry's default set)",
     )
-    parser.add_argument("--bayes", action="store_true", help="add the Bayesian methods")
+    parser.add_argument(
+        "--bayes",
+        action="store_true",
+        help="add the Bayesian methods that take seconds per fit (name the others, "
+        f"{_minutes_methods()}, with --methods)",
+    )
     parser.add_argument(
         "--datasets", default="", help="';'-separated dataset specs, e.g. 'zipf:n=10000;beta'"
     )
@@ -500,8 +512,15 @@ def build_parser() -> ArgumentParser:
     demo.add_argument("--n", type=int, default=1_000_000, help="users (default 1e6)")
     demo.add_argument("--d", type=int, default=1024, help="domain size (default 1024)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--methods", default="", help="comma-separated subset of methods")
-    demo.add_argument("--bayes", action="store_true", help="add the Bayesian models (PyMC; slower)")
+    demo.add_argument(
+        "--methods", default="", help="comma-separated methods (any registered method)"
+    )
+    demo.add_argument(
+        "--bayes",
+        action="store_true",
+        help="add the Bayesian models that take seconds per fit (PyMC; name "
+        f"{_minutes_methods()}, minutes each, with --methods)",
+    )
     demo.add_argument("--out", default=DEMO_OUT, help=f"output folder (default {DEMO_OUT})")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
