@@ -349,6 +349,13 @@ def total_corrected_counts(m: Measurement, likelihood: str = "binomial") -> np.n
     item, :math:`E = 0` and nothing changes. The corrected counts are clipped into
     ``[0, n]`` (they move by a small fraction of a standard deviation).
 
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    likelihood : {"binomial", "gaussian"}, default "binomial"
+        The count likelihood whose variances :math:`\sigma_v^2` share out the noise.
+
     Returns
     -------
     numpy.ndarray

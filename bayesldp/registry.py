@@ -198,6 +198,8 @@ def register_method(spec: MethodSpec | None = None, /, **fields: Any) -> MethodS
     ----------
     spec : MethodSpec, optional
         The declaration; or give its fields as keyword arguments.
+    **fields
+        The fields of a :class:`MethodSpec`, when ``spec`` is not given.
 
     Returns
     -------
@@ -244,6 +246,12 @@ def get_method(name: str) -> MethodSpec:
 
 def method_names(**flags: Any) -> tuple[str, ...]:
     """Return registered names in registration order, filtered by spec fields.
+
+    Parameters
+    ----------
+    **flags
+        ``field=value`` pairs (any :class:`MethodSpec` field or property, e.g.
+        ``bayesian=True``, ``consistent=True``); a name is kept if its spec matches all.
 
     Examples
     --------
