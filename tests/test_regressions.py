@@ -289,3 +289,14 @@ def test_eb_npmle_refuses_a_grid_of_millions_of_counts(options):
     assert time.perf_counter() - start < 10
     # the default grid is far below the limit
     assert eb.count_grid(m).size < eb.MAX_GRID_POINTS / 20
+
+
+def test_mse_beyond_the_largest_float_is_refused():
+    # Hypothesis (thorough profile): errors [0, 0, 0, 0, 3.0e154]: the mean square,
+    # 1.7977e308, exceeds the largest float even after scaling; inf was returned
+    e = 2.9980769960612387e154
+    assert (e / 5) * e > np.finfo(np.float64).max  # not representable
+    with pytest.raises(ValueError, match="estimate"):
+        metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e])
+    # just below the limit it is still computed
+    assert np.isfinite(metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e / 2]))
