@@ -312,6 +312,17 @@ def power_rows(
     the rows are split (at a gap wider than a quarter of the range, else in halves) and
     each group is treated the same way.
 
+    Parameters
+    ----------
+    m : Measurement
+        The measurement whose ``n``, ``p``, ``q`` and noise scale every row shares.
+    counts : numpy.ndarray
+        Support counts, shape ``(B, d)``: one measurement per row.
+    exponents : numpy.ndarray
+        The power law's exponent ``s`` of each row, shape ``(B,)``.
+    max_nodes : int, default 9
+        The most Chebyshev nodes tried before the rows are split.
+
     Returns
     -------
     frequencies : numpy.ndarray

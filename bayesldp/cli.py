@@ -2,7 +2,8 @@
 
 User errors (bad options, datasets, methods, an unwritable ``--out``, an unreachable
 scheduler) are one line on stderr, ``bayesldp: error: ...``, and exit code 2; Ctrl-C
-stops a run with one line and exit code 130 (the same command resumes it). Everything
+stops a run with one line and exit code 130 (the same command resumes it); output cut
+short by a closed stdout (``| head``) ends quietly with exit code 141. Everything
 printed is printed here: the library returns data and logs.
 """
 
@@ -96,6 +97,13 @@ def _escape(text: str) -> str:
     return text.replace("%", "%%")
 
 
+def _minutes_methods() -> str:
+    """Name the methods ``--bayes`` leaves out (``MethodSpec.minutes``), for help texts."""
+    from bayesldp.registry import method_names
+
+    return ", ".join(method_names(minutes=True)) or "none"
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
     """Add the runner's options (and ``experiment``'s own parameters) to ``parser``."""
     parser.add_argument("--quick", action="store_true", help="a tiny grid (seconds)")
@@ -119,7 +127,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
         help="comma-separated method specs; 'name@cvxpy' for the cvxpy backend "
         "(default: the experiment's, usually the registry's default set)",
     )
-    parser.add_argument("--bayes", action="store_true", help="add the Bayesian methods")
+    parser.add_argument(
+        "--bayes",
+        action="store_true",
+        help="add the Bayesian methods that take seconds per fit (name the others, "
+        f"{_minutes_methods()}, with --methods)",
+    )
     parser.add_argument(
         "--datasets", default="", help="';'-separated dataset specs, e.g. 'zipf:n=10000;beta'"
     )
@@ -304,14 +317,19 @@ def experiment_main(experiment, argv: Sequence[str] | None = None) -> int:
     script calls the ``main`` of its installed self (``bayesldp.experiments.NAME``), not
     its ``__main__`` copy (see ``experiments/full_domain_mse.py``).
     """
-    parser = ArgumentParser(
-        prog=f"{experiment.name}.py", description=f"{experiment.description} [{experiment.figure}]"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    add_run_arguments(parser, experiment)
-    args = parser.parse_args(argv)
-    _setup_logging(args.verbose)
-    return _guarded(parser, lambda: run_experiments([experiment], args), args.verbose)
+
+    def run() -> int:
+        parser = ArgumentParser(
+            prog=f"{experiment.name}.py",
+            description=f"{experiment.description} [{experiment.figure}]",
+        )
+        parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+        add_run_arguments(parser, experiment)
+        args = parser.parse_args(argv)
+        _setup_logging(args.verbose)
+        return _guarded(parser, lambda: run_experiments([experiment], args), args.verbose)
+
+    return _closed_stdout_quiet(run)
 
 
 def _experiment(args: argparse.Namespace) -> int:
@@ -501,8 +519,15 @@ def build_parser() -> ArgumentParser:
     demo.add_argument("--n", type=int, default=1_000_000, help="users (default 1e6)")
     demo.add_argument("--d", type=int, default=1024, help="domain size (default 1024)")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--methods", default="", help="comma-separated subset of methods")
-    demo.add_argument("--bayes", action="store_true", help="add the Bayesian models (PyMC; slower)")
+    demo.add_argument(
+        "--methods", default="", help="comma-separated methods (any registered method)"
+    )
+    demo.add_argument(
+        "--bayes",
+        action="store_true",
+        help="add the Bayesian models that take seconds per fit (PyMC; name "
+        f"{_minutes_methods()}, minutes each, with --methods)",
+    )
     demo.add_argument("--out", default=DEMO_OUT, help=f"output folder (default {DEMO_OUT})")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_demo)
@@ -565,12 +590,59 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def _closed_stdout_quiet(func: Callable[[], int]) -> int:
+    """Run ``func``; if stdout is closed early (``| head``), exit 141 without a traceback.
+
+    The standard recipe: stdout is flushed here, so that a closed pipe shows up inside
+    the ``try``, and then pointed at ``os.devnull`` so that the interpreter's own flush
+    at exit does not fail again. 141 is the shell's code for a process ended by SIGPIPE.
+    """
+    try:
+        code = func()
+        sys.stdout.flush()
+        return code
+    except SystemExit:  # argparse's --help, --version and errors: flush before exiting
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _discard_stdout()
+            return 141
+        raise
+    except BrokenPipeError:
+        _discard_stdout()
+        return 141
+
+
+def _discard_stdout() -> None:
+    """Point stdout's file descriptor at ``os.devnull`` (nothing more reaches the pipe)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``bayesldp`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _setup_logging(args.verbose)
-    return _guarded(parser, lambda: args.func(args), args.verbose)
+    """Entry point of the ``bayesldp`` console script.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0, 2 for a user error, 130 after Ctrl-C, 141 when stdout was
+        closed early (``bayesldp experiment list | head -2``).
+    """
+
+    def run() -> int:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        _setup_logging(args.verbose)
+        return _guarded(parser, lambda: args.func(args), args.verbose)
+
+    return _closed_stdout_quiet(run)
 
 
 if __name__ == "__main__":

@@ -690,6 +690,8 @@ def mle(
 
     Parameters
     ----------
+    m : Measurement
+        Raw oracle output.
     likelihood : {"auto", "multinomial", "binomial"}
         ``auto`` picks multinomial for GRR and binomial otherwise.
     solver : str, optional

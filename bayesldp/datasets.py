@@ -708,6 +708,11 @@ def parse_dataset(spec: str) -> tuple[str, dict[str, Any]]:
     (a file dataset's first item is its path). Values are converted to int or float
     where they parse as one; the builder validates them.
 
+    Parameters
+    ----------
+    spec : str
+        The dataset spec.
+
     Raises
     ------
     ValueError

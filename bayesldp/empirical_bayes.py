@@ -108,6 +108,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "LIKELIHOODS",
+    "MAX_GRID_POINTS",
     "SOLVERS",
     "BootstrapPosteriorDraws",
     "CountLikelihood",
@@ -137,6 +138,10 @@ SOLVERS = ("sqp", "em", "cvxpy")
 DRAW_KINDS = ("bootstrap", "plug-in")
 #: Prior weight given to every grid atom when the NPMLE alone cannot be tilted to n.
 PRIOR_FLOOR = 1e-9
+#: Most counts :func:`count_grid` builds (the defaults give about 600 to 1000; a tiny
+#: spacing or growth with a large n would give millions, and a likelihood matrix of
+#: gigabytes): more is a ValueError naming the grid options.
+MAX_GRID_POINTS = 50_000
 
 
 # ---------------------------------------------------------------------------
@@ -254,6 +259,12 @@ def count_grid(
     -------
     numpy.ndarray
         Increasing integer counts in ``[0, n]`` (as floats).
+
+    Raises
+    ------
+    ValueError
+        A grid of more than :data:`MAX_GRID_POINTS` counts (``spacing`` or ``growth``
+        too small, or ``window`` too large, for ``n``).
     """
     spacing = check_float(spacing, "spacing", minimum=0, strict_minimum=True)
     growth = check_float(growth, "growth", minimum=0, strict_minimum=True)
@@ -275,6 +286,12 @@ def count_grid(
             points.append(x)
             if x >= b:
                 break
+            if len(points) >= MAX_GRID_POINTS:
+                raise ValueError(
+                    f"count grid: more than {MAX_GRID_POINTS:,} counts for n = {n:,} "
+                    f"(spacing {spacing:g}, growth {growth:g}, window {window:g}); raise "
+                    "grid_spacing or grid_growth, or lower grid_window"
+                )
             sd = float(count_noise_sd(m, x, likelihood))
             step = max(1.0, math.floor(min(growth * x, spacing * sd)))
             x = min(float(b), x + step)
@@ -348,6 +365,13 @@ def total_corrected_counts(m: Measurement, likelihood: str = "binomial") -> np.n
     :math:`\mathrm{clip}(n\tilde f_v, 0, n)`. For GRR every user supports exactly one
     item, :math:`E = 0` and nothing changes. The corrected counts are clipped into
     ``[0, n]`` (they move by a small fraction of a standard deviation).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    likelihood : {"binomial", "gaussian"}, default "binomial"
+        The count likelihood whose variances :math:`\sigma_v^2` share out the noise.
 
     Returns
     -------

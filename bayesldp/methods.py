@@ -175,6 +175,8 @@ def base_cut(m: Measurement, *, alpha: float = 2.0) -> Estimate:
 
     Parameters
     ----------
+    m : Measurement
+        Raw oracle output.
     alpha : float, default 2.0
         Expected number of false positives; the long paper uses 2, RAPPOR and
         Calibrate's "OUE-Zero" use 0.05.
@@ -378,6 +380,8 @@ def mle(m: Measurement, *, likelihood: str = "auto") -> Estimate:
 
     Parameters
     ----------
+    m : Measurement
+        Raw oracle output.
     likelihood : {"auto", "multinomial", "binomial"}
         ``auto`` picks multinomial for GRR and binomial otherwise.
     """
@@ -425,6 +429,11 @@ def count_classes(
     The likelihood methods treat items with equal counts alike, so they can work on the
     distinct counts (tens of thousands even when ``d`` is ten million, because counts
     are integers in a narrow band around ``n q``) and expand the answer at the end.
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Support counts, one per item.
 
     Returns
     -------

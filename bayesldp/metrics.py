@@ -51,7 +51,13 @@ def mse(true, estimate) -> float:
         return value
     # huge (finite) errors overflow in the square: scale them first
     scale = float(np.abs(diff).max())
-    return float(np.mean((diff / scale) ** 2) * scale * scale)
+    with np.errstate(over="ignore"):
+        value = float(np.mean((diff / scale) ** 2) * scale * scale)
+    if not np.isfinite(value):
+        raise ValueError(
+            f"estimate: the mean squared error exceeds the largest float (an error of {scale:.3g})"
+        )
+    return value
 
 
 def mae(true, estimate) -> float:

@@ -95,6 +95,9 @@ class MethodSpec:
         Run by default in experiments and the demo.
     slow : bool
         Seconds or more per call at the papers' setting (left out of quick checks).
+    minutes : bool
+        Minutes per call at the papers' setting (d = 1024; implies ``slow``): ``--bayes``
+        of the demo and the experiments leaves it out; name it to run it.
     query_rule : {"sum", "clip-sum"}
         How a subset query is answered: the sum of the frequencies, or (``post-pos``)
         the raw sum clipped at 0.
@@ -123,6 +126,7 @@ class MethodSpec:
     backends: Mapping[str, str] = field(default_factory=dict)
     default: bool = True
     slow: bool = False
+    minutes: bool = False
     query_rule: str = "sum"
     panel: str = "right"
     needs_truth: bool = False
@@ -137,6 +141,8 @@ class MethodSpec:
         check_choice(self.panel, _PANELS, "panel")
         check_choice(self.query_rule, _QUERY_RULES, "query_rule")
         check_choice(self.interval, _INTERVALS, "interval")
+        if self.minutes and not self.slow:
+            raise ValueError(f"method {self.name!r}: minutes=True needs slow=True")
         for backend in self.backends:
             check_choice(backend, BACKENDS[1:], "backend")
         object.__setattr__(self, "backends", MappingProxyType(dict(self.backends)))
@@ -192,6 +198,8 @@ def register_method(spec: MethodSpec | None = None, /, **fields: Any) -> MethodS
     ----------
     spec : MethodSpec, optional
         The declaration; or give its fields as keyword arguments.
+    **fields
+        The fields of a :class:`MethodSpec`, when ``spec`` is not given.
 
     Returns
     -------
@@ -238,6 +246,12 @@ def get_method(name: str) -> MethodSpec:
 
 def method_names(**flags: Any) -> tuple[str, ...]:
     """Return registered names in registration order, filtered by spec fields.
+
+    Parameters
+    ----------
+    **flags
+        ``field=value`` pairs (any :class:`MethodSpec` field or property, e.g.
+        ``bayesian=True``, ``consistent=True``); a name is kept if its spec matches all.
 
     Examples
     --------
@@ -385,11 +399,11 @@ BUILTIN: tuple[MethodSpec, ...] = (
     MethodSpec("bayes-dirichlet", _MODELS + ".dirichlet:bayes_dirichlet",
                "posterior mean, symmetric Dirichlet prior with a hyperprior on its concentration",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               interval="posterior"),
+               minutes=True, interval="posterior"),
     MethodSpec("bayes-hier", _MODELS + ".hierarchical:bayes_hier",
                "posterior mean, hierarchical Dirichlet prior over a grouping of the domain",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               interval="posterior"),
+               minutes=True, interval="posterior"),
     MethodSpec("eb-npmle", "bayesldp.empirical_bayes:eb_npmle",
                "empirical Bayes: NPMLE prior of the counts, posterior mean on the total",
                nonnegative=True, sums_to_one=True, default=False, interval="posterior"),

@@ -73,6 +73,7 @@ __all__ = [
     "RunResult",
     "Task",
     "apply_methods",
+    "bayes_methods",
     "build_config",
     "check_methods",
     "close_client",
@@ -346,13 +347,35 @@ def get_experiment(name: str) -> Experiment:
 
 
 def default_methods(bayes: bool = False) -> tuple[str, ...]:
-    """Return the registry's default methods; plus the Bayesian ones if asked."""
+    """Return the registry's default methods; plus :func:`bayes_methods` if asked.
+
+    Parameters
+    ----------
+    bayes : bool
+        Add the Bayesian methods of :func:`bayes_methods`.
+
+    Returns
+    -------
+    tuple of str
+        Method names in registration order.
+    """
     from bayesldp.registry import method_names
 
     out = method_names(default=True)
     if bayes:
-        out += method_names(bayesian=True)
+        out += bayes_methods()
     return out
+
+
+def bayes_methods() -> tuple[str, ...]:
+    """Return the Bayesian methods ``--bayes`` adds: those that take seconds, not minutes.
+
+    A method declared with ``MethodSpec.minutes`` (``bayes-dirichlet``, ``bayes-hier``:
+    minutes per fit at d = 1024) is left out; name it (``--methods``) to run it.
+    """
+    from bayesldp.registry import method_names
+
+    return method_names(bayesian=True, minutes=False)
 
 
 def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
@@ -502,7 +525,8 @@ def build_config(
     methods, datasets, epsilons, reps, oracles, seed, params
         Overrides of the grid (``params`` updates the grid's parameters).
     bayes : bool
-        Add the registry's Bayesian methods.
+        Add the Bayesian methods of :func:`bayes_methods` (not those that take minutes
+        per fit; ``methods`` may name any method).
 
     Returns
     -------
@@ -518,7 +542,6 @@ def build_config(
     """
     from bayesldp.datasets import parse_dataset
     from bayesldp.oracles import make_oracle
-    from bayesldp.registry import method_names
 
     grid = experiment.grid_for(mode)
     chosen = (
@@ -528,7 +551,7 @@ def build_config(
         + tuple(grid.extra_methods)
     )
     if bayes:
-        chosen += tuple(m for m in method_names(bayesian=True) if m not in chosen)
+        chosen += tuple(m for m in bayes_methods() if m not in chosen)
     chosen = check_methods(chosen)
     if oracles:
         oracles = tuple(str(o).upper() for o in oracles)

@@ -77,6 +77,13 @@ def item_p_values(m: Measurement, threshold: float) -> tuple[np.ndarray, float]:
     whose variance falls with ``f``): the largest variance under the null, so the test
     keeps its level for every :math:`f_v \le t`.
 
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    threshold : float
+        The frequency :math:`t` of the null hypotheses.
+
     Returns
     -------
     p_values : numpy.ndarray

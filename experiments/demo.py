@@ -2,7 +2,8 @@
 
 Zipf s = 1.5, d = 1024, n = 10^6, eps = 1, OUE, 5 repetitions: full-domain, 50%-set and
 top-10 MSE of each method, drawn as a dot plot (every repetition, the mean, the range).
-``bayesldp demo`` runs it (``--bayes`` adds the Bayesian models); so do ``bayesldp
+``bayesldp demo`` runs it (``--bayes`` adds the Bayesian models that take seconds, not
+minutes, per fit: :func:`bayesldp.runner.bayes_methods`); so do ``bayesldp
 experiment demo`` and ``python experiments/demo.py`` with the runner's options.
 
 Seeding as in the first demo: repetition ``r`` uses child ``r`` of

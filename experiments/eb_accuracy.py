@@ -43,6 +43,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -121,8 +122,10 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
 
     extra: dict = {}
     if "eb-npmle" in estimates and p["variants"]:
-        settings = {"eb-npmle-gaussian": {"likelihood": "gaussian"},
-                    "eb-npmle-raw-total": {"correct_total": False}}  # fmt: skip
+        settings: dict[str, dict[str, Any]] = {
+            "eb-npmle-gaussian": {"likelihood": "gaussian"},
+            "eb-npmle-raw-total": {"correct_total": False},
+        }
         for variant, kwargs in settings.items():
             start = time.perf_counter()
             try:
@@ -175,7 +178,7 @@ def targets_table(results: pd.DataFrame) -> pd.DataFrame:
     wide = results.pivot_table(
         index=["dataset", "epsilon", "rep"], columns=["method", "metric"], values="value"
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
     if ("eb-npmle", "mse") not in wide:
         return pd.DataFrame(rows)
     for (name, eps), cell in wide.groupby(level=[0, 1], sort=False):

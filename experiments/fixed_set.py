@@ -50,8 +50,8 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies
     rows: list[Row] = []
-    for grouping, sets in sorted(dataset_groups(dataset).items()):
-        sets = [np.asarray(idx) for idx in sets.values() if len(idx)]
+    for grouping, groups in sorted(dataset_groups(dataset).items()):
+        sets = [np.asarray(idx) for idx in groups.values() if len(idx)]
         vals = {
             m: float(np.mean([(e.subset(idx) - f[idx].sum()) ** 2 for idx in sets]))
             for m, e in est.items()

@@ -37,6 +37,7 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -251,7 +252,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
         for ax, group in zip(axes[row], GROUPS, strict=True):
             title = f"{note}; eps = {eps:g}, {first['oracle']}, {runs} runs\n{group}"
             coverage_rows(ax, block[block["query"] == group], prob, title)
-    handles = {}
+    handles: dict[str, Any] = {}
     for ax in axes.flat:
         handles.update(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
     fig.legend(list(handles.values()), list(handles), loc="upper right", ncol=len(handles),

@@ -29,6 +29,7 @@ import sys
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,11 +54,11 @@ def draw(dataset: str, oracle: str, epsilon: float, rng: np.random.Generator):
 
 
 @lru_cache(maxsize=8)
-def _stream_states(config_json: str) -> dict[tuple, dict]:
+def _stream_states(config_json: str) -> dict[tuple, Any]:
     """Each cell's state of the study's one generator (replaying the draws in order)."""
     config = json.loads(config_json)
     rng = np.random.default_rng(config["seed"])
-    states = {}
+    states: dict[tuple, Any] = {}  # PCG64 states (numpy types them as two kinds)
     for oracle in config["oracles"]:
         for eps in config["epsilons"]:
             for dataset in config["datasets"]:

@@ -243,6 +243,11 @@ class LooResult:
 def loo(est: Estimate) -> LooResult:
     """PSIS-LOO of a fitted estimate's likelihood (pointwise as the module docstring says).
 
+    Parameters
+    ----------
+    est : Estimate
+        A fitted Bayesian estimate with posterior draws (its model's likelihood is used).
+
     Returns
     -------
     LooResult

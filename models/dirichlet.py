@@ -55,6 +55,11 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     They only choose coordinates that NUTS samples well; the law of ``f`` does not
     depend on them.
 
+    Parameters
+    ----------
+    m : Measurement
+        The measurement the model will be fitted to.
+
     Returns
     -------
     dict
@@ -156,7 +161,17 @@ def check_normal_prior(value, name: str) -> tuple[float, float]:
 def build_dirichlet_model(
     m: Measurement, *, concentration_prior: tuple[float, float] = (0.0, 2.0), kind: str = "auto"
 ):
-    """Build the PyMC model of :func:`bayes_dirichlet` for measurements like ``m``.
+    r"""Build the PyMC model of :func:`bayes_dirichlet` for measurements like ``m``.
+
+    Parameters
+    ----------
+    m : Measurement
+        A measurement of the domain size and oracle the model is built for (its counts
+        are ``pm.Data``: :func:`bayesldp.models.set_measurement` swaps others in).
+    concentration_prior : (float, float), default (0, 2)
+        Mean and standard deviation of the normal prior on :math:`\log a`.
+    kind : {"auto", "multinomial", "binomial", "gaussian"}
+        The likelihood (:func:`ldp_likelihood`).
 
     Returns
     -------

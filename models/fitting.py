@@ -83,6 +83,11 @@ def available_samplers() -> tuple[str, ...]:
 def resolve_sampler(sampler: str) -> str:
     """Return the sampler to run: ``"auto"`` is the first of :func:`available_samplers`.
 
+    Parameters
+    ----------
+    sampler : {"auto", "nutpie", "numpyro", "pymc"}
+        The sampler asked for.
+
     Raises
     ------
     ValueError

@@ -92,7 +92,20 @@ def build_hier_model(
     spread_prior: float = 1.0,
     kind: str = "auto",
 ):
-    """Build the PyMC model of :func:`bayes_hier`.
+    r"""Build the PyMC model of :func:`bayes_hier`.
+
+    Parameters
+    ----------
+    m : Measurement
+        A measurement of the domain size and oracle the model is built for.
+    groups : mapping of str to sequence of int, optional
+        A partition of the domain; ``None`` puts every item in one group.
+    concentration_prior : (float, float), default (0, 2)
+        Mean and standard deviation of the normal prior on :math:`\mu`.
+    spread_prior : float, default 1
+        Scale :math:`s_\tau` of the half-normal prior on :math:`\tau`.
+    kind : {"auto", "multinomial", "binomial", "gaussian"}
+        The likelihood (:func:`ldp_likelihood`).
 
     Returns
     -------

@@ -89,6 +89,11 @@ def gaussian_count_variance(n, p, q, f):
 def data_names(name: str) -> dict[str, str]:
     """Return the ``pm.Data`` names :func:`ldp_likelihood` registers for likelihood ``name``.
 
+    Parameters
+    ----------
+    name : str
+        The likelihood's name, as given to :func:`ldp_likelihood`.
+
     Returns
     -------
     dict
@@ -100,6 +105,13 @@ def data_names(name: str) -> dict[str, str]:
 
 def resolve_kind(m: Measurement, kind: str) -> str:
     """Return the likelihood for ``m``: ``"auto"`` is multinomial for GRR, binomial otherwise.
+
+    Parameters
+    ----------
+    m : Measurement
+        The measurement to be fitted.
+    kind : {"auto", "multinomial", "binomial", "gaussian"}
+        The likelihood asked for.
 
     Raises
     ------
@@ -265,6 +277,11 @@ def ldp_likelihood(
 
 def likelihood_specs(model) -> dict:
     """Return the likelihoods :func:`ldp_likelihood` added to ``model``, by name.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model built with :func:`ldp_likelihood`.
 
     Returns
     -------

@@ -190,3 +190,41 @@ def test_every_help_text_renders(argv, capsys):
         main([*argv, "--help"])
     assert stop.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+def _cli(args: list[str]) -> list[str]:
+    return [sys.executable, "-m", "bayesldp.cli", *args]
+
+
+def test_a_stdout_closed_after_the_first_line_ends_quietly(tmp_path):
+    """``bayesldp demo ... | head -1``: exit 141, no traceback on stderr."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the first line arrives at once
+    argv = _cli(["demo", "--n", "2000", "--d", "16", "--reps", "1", "--methods", "base"])
+    proc = subprocess.Popen(
+        [*argv, "--quiet", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert b"d = 16" in proc.stdout.readline()
+    proc.stdout.close()  # the table that follows the first line has no reader
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.parametrize("buffered", [True, False])
+def test_experiment_list_into_a_closed_pipe_ends_quietly(buffered):
+    """No reader at all: the list's writes (or the flush at exit when buffered) fail."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "PYTHONUNBUFFERED": "" if buffered else "1"}
+    try:
+        proc = subprocess.run(
+            _cli(["experiment", "list"]), stdout=write, stderr=subprocess.PIPE, env=env
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 141, proc.stderr.decode()
+    assert proc.stderr == b""

@@ -23,7 +23,7 @@ from bayesldp.datasets import parse_dataset
 from bayesldp.experiments import bayes_grid, claims, demo, mle_gap
 from bayesldp.experiments.bias_variance import bias_variance_table
 from bayesldp.experiments.choose_method import choice_table
-from bayesldp.registry import method_names, parse_method, postprocess
+from bayesldp.registry import BUILTIN, MethodSpec, method_names, parse_method, postprocess
 from bayesldp.runner import (
     Config,
     build_config,
@@ -446,8 +446,21 @@ def test_specs_parse_and_bad_input_is_refused():
         build_config(mae, "full")
     with pytest.raises(ValueError, match="no parameter"):
         build_config(mae, params={"rhos": (1,)})
-    bayes = method_names(bayesian=True)
+    bayes = method_names(bayesian=True, minutes=False)
     assert build_config(mae, "quick", bayes=True).methods[-len(bayes) :] == bayes
+
+
+def test_bayes_adds_the_quick_bayesian_methods_and_any_method_can_be_named():
+    """``--bayes`` leaves out the models that take minutes per fit; ``methods`` names them."""
+    demo = get_experiment("demo")
+    added = set(build_config(demo, bayes=True).methods) - set(build_config(demo).methods)
+    assert {"bayes-power", "bayes-power-zi", "bayes-consistent"} <= added
+    assert not added & {"bayes-dirichlet", "bayes-hier"}
+    assert added == {s.name for s in BUILTIN if s.bayesian and not s.minutes}
+    named = build_config(demo, methods=("base", "bayes-dirichlet"), bayes=True).methods
+    assert named[:2] == ("base", "bayes-dirichlet") and "bayes-power" in named
+    with pytest.raises(ValueError, match="minutes=True needs slow=True"):
+        MethodSpec("too-quick", lambda m: m, "summary", minutes=True)
 
 
 def test_cvxpy_backend_is_usable_by_name(tmp_path):

@@ -25,18 +25,21 @@ def test_ruff(command):
 
 @pytest.mark.skipif(not HAS_MYPY, reason="mypy is not installed (pip install -e '.[test]')")
 def test_mypy(tmp_path):
-    """Mypy is clean on bayesldp and bayesldp.models, in the installed layout.
+    """Mypy is clean on bayesldp, bayesldp.models and bayesldp.experiments, as installed.
 
-    models/ is installed as bayesldp.models, which mypy cannot see in the source tree:
-    the package is rebuilt from links (bayesldp/'s files, models/ as bayesldp/models).
-    The cache in the repository's .mypy_cache makes a second run take a few seconds.
+    models/ and experiments/ are installed as bayesldp.models and bayesldp.experiments,
+    which mypy cannot see in the source tree: the package is rebuilt from links
+    (bayesldp/'s files, models/ as bayesldp/models, experiments/ as
+    bayesldp/experiments). The cache in the repository's .mypy_cache makes a second run
+    take a few seconds.
     """
     package = tmp_path / "bayesldp"
     package.mkdir()
     for entry in (ROOT / "bayesldp").iterdir():
         if entry.name != "__pycache__":
             (package / entry.name).symlink_to(entry)
-    (package / "models").symlink_to(ROOT / "models", target_is_directory=True)
+    for sub in ("models", "experiments"):
+        (package / sub).symlink_to(ROOT / sub, target_is_directory=True)
     command = [
         sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
         "--cache-dir", str(ROOT / ".mypy_cache"), "-p", "bayesldp",

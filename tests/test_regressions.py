@@ -16,6 +16,7 @@ import pytest
 
 import bayesldp
 from bayesldp import calibrate, datasets, metrics
+from bayesldp import empirical_bayes as eb
 from bayesldp.errors import ConvergenceWarning
 from tests.helpers import toy_measurement, zipf_frequencies
 
@@ -267,3 +268,35 @@ def test_absurd_numbers_of_random_sets_are_refused():
     # Hypothesis (thorough profile): n_queries = 2**40 allocated (n_queries, d) keys
     with pytest.raises(ValueError, match="n_queries"):
         metrics.random_subsets(10, 50, 2**40, 0)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"grid_spacing": 1e-300}, {"grid_growth": 1e-300}, {"grid_spacing": 1e-6, "grid_window": 1e6}],
+)
+def test_eb_npmle_refuses_a_grid_of_millions_of_counts(options):
+    # n = 10^7 with counts far apart and a tiny grid step: count_grid stepped one count
+    # at a time over ~870,000 counts (eb-npmle took 16 s here, 13 s of it the grid, and
+    # a 24 x 870,000 likelihood matrix; a large grid_window widens it to all n + 1
+    # counts); now a ValueError naming the options, at once
+    oracle = bayesldp.make_oracle("OUE", 1.0, 24)
+    f = 1.0 / np.arange(1, 25) ** 1.5
+    counts = np.random.default_rng(0).multinomial(10**7, f / f.sum())
+    m = oracle.simulate(counts, np.random.default_rng(1))
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="grid_spacing or grid_growth, or lower grid_window"):
+        bayesldp.postprocess(m, "eb-npmle", rng=0, **options)
+    assert time.perf_counter() - start < 10
+    # the default grid is far below the limit
+    assert eb.count_grid(m).size < eb.MAX_GRID_POINTS / 20
+
+
+def test_mse_beyond_the_largest_float_is_refused():
+    # Hypothesis (thorough profile): errors [0, 0, 0, 0, 3.0e154]: the mean square,
+    # 1.7977e308, exceeds the largest float even after scaling; inf was returned
+    e = 2.9980769960612387e154
+    assert (e / 5) * e > np.finfo(np.float64).max  # not representable
+    with pytest.raises(ValueError, match="estimate"):
+        metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e])
+    # just below the limit it is still computed
+    assert np.isfinite(metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e / 2]))
