@@ -19,6 +19,9 @@ def _is_number(value) -> bool:
     )
 
 
+_IS_BOOL = np.frompyfunc(lambda x: isinstance(x, bool | np.bool_), 1, 1)
+
+
 def as_array(value, name: str) -> np.ndarray:
     """``numpy.asarray(value)``, or a ValueError naming ``name`` if it is not array-like.
 
@@ -31,6 +34,12 @@ def as_array(value, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be an array of numbers: {err}") from None
     if arr.dtype == object:
         raise ValueError(f"{name} must be an array of numbers, got {value!r:.80}")
+    if arr.dtype != bool and isinstance(value, list | tuple) and arr.size:
+        # NumPy reads [False, 0.5] as [0.0, 0.5]: a bool among numbers is refused, as
+        # bools are everywhere else (an all-bool sequence keeps dtype bool for masks).
+        items = np.asarray(value, dtype=object).ravel()
+        if _IS_BOOL(items).any():
+            raise ValueError(f"{name} must hold numbers, not bools, got {value!r:.80}")
     return arr
 
 

@@ -300,3 +300,21 @@ def test_mse_beyond_the_largest_float_is_refused():
         metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e])
     # just below the limit it is still computed
     assert np.isfinite(metrics.mse([0, 0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0, e / 2]))
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: bayesldp.metrics.mse([0.5, 0.5, 0.0], [False, 0.5, 0.5]), "estimate"),
+        (lambda: bayesldp.OUE(1.0, 4).privatize([0, True, 2], np.random.default_rng(0)), "values"),
+        (lambda: bayesldp.metrics.mse((0.1, True), [0.5, 0.5]), "true"),
+    ],
+    ids=["estimate", "values", "true"],
+)
+def test_a_bool_among_numbers_is_refused(call, name):
+    """A bool in a list of numbers is a ValueError naming the argument.
+
+    NumPy reads [False, 0.5] as floats (found by the thorough Hypothesis profile).
+    """
+    with pytest.raises(ValueError, match=name):
+        call()
