@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     ap.add_argument("--replicates", type=int, default=200)
     ap.add_argument("--d", type=int, default=1024)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--methods", nargs="+", default=list(method_names(bayesian=False, needs_truth=False)))
+    ap.add_argument(
+        "--methods", nargs="+", default=list(method_names(bayesian=False, needs_truth=False))
+    )
     ap.add_argument("--out", default="benchmarks/results/bootstrap")
     args = ap.parse_args(argv)
     data = datasets.zipf(1.5, args.d, 1_000_000, rng=0)
