@@ -102,7 +102,7 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.estimate import Estimate
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, support_count_variance
 
 logger = logging.getLogger(__name__)
 
@@ -212,8 +212,7 @@ def count_noise_sd(m: Measurement, x, likelihood: str = "binomial") -> np.ndarra
 
 def _conditional_count_variance(m: Measurement, x: np.ndarray) -> np.ndarray:
     """Variance of a support count given the true count ``x`` (the Gaussian likelihood)."""
-    n, p, q = m.n, m.p, m.q
-    return x * p * (1 - p) + (n - x) * q * (1 - q)
+    return support_count_variance(m.n, m.p, m.q, x)
 
 
 def count_grid(

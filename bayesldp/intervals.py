@@ -47,7 +47,7 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, support_count_variance
 from bayesldp.methods import project_simplex
 from bayesldp.oracles import fwht
 
@@ -261,7 +261,7 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
             cross = float(np.sum(n * f * pairs))
             out[i] = 0.25 * (n * a[i] + beta * cross - beta * beta * x_set[i])
     else:
-        out = a * n * q * (1 - q) + x_set * (p - q) * (1 - p - q)
+        out = support_count_variance(n, p, q, x_set, items=a)
     return np.where(a > 0, out, 0.0)
 
 

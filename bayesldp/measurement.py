@@ -16,6 +16,39 @@ from bayesldp._validation import (
 )
 
 
+def support_count_variance(n, p, q, x, items=1):
+    r"""Return the variance of a pure oracle's support count given the true count.
+
+    .. math::
+
+        \operatorname{Var}[c] = a\,n\,q(1-q) + x\,(p-q)(1-p-q),
+
+    for ``n`` users of whom ``x`` hold the item: ``x`` Bernoulli(p) reports and
+    ``n - x`` Bernoulli(q) ones. With ``items = a`` it is the variance of the sum of the
+    counts of ``a`` items whose reports are independent given the users' values (exact
+    for OUE and SUE; ``x`` is then the number of users holding any of them). Plain
+    arithmetic, so it serves NumPy arrays and PyTensor variables alike. The variance of
+    the unbiased estimate :math:`\tilde f_v` is this divided by :math:`(n(p-q))^2`.
+
+    Parameters
+    ----------
+    n : int, float or array_like
+        Number of users.
+    p, q : float
+        The oracle's support probabilities.
+    x : float or array_like
+        True count(s): users holding the item (or any item of the set).
+    items : int or array_like, default 1
+        Number of items whose counts are summed.
+
+    Returns
+    -------
+    float or array
+        The variance, in users squared.
+    """
+    return items * n * q * (1 - q) + x * (p - q) * (1 - p - q)
+
+
 @dataclass(frozen=True)
 class Measurement:
     r"""Raw, unbiased frequency estimates from a pure frequency oracle.
@@ -180,5 +213,5 @@ class Measurement:
             :math:`(q(1-q) + f_v (p-q)(1-p-q)) / (n (p-q)^2)` for each item.
         """
         f = np.clip(self.estimates, 0, 1) if frequencies is None else np.asarray(frequencies)
-        pq = self.p - self.q
-        return (self.q * (1 - self.q) + f * pq * (1 - self.p - self.q)) / (self.n * pq**2)
+        var = support_count_variance(1, self.p, self.q, f)
+        return var / (self.n * (self.p - self.q) ** 2)

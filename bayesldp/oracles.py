@@ -82,7 +82,7 @@ from bayesldp._validation import (
     check_values,
 )
 from bayesldp.exact_random import bernoulli, bernoulli_packed, subsets
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, support_count_variance
 
 __all__ = [
     "ARROW_METADATA_KEY",
@@ -365,8 +365,7 @@ class FrequencyOracle(ABC):
             :math:`(q(1-q) + f_v (p-q)(1-p-q)) / (p-q)^2`.
         """
         f = np.asarray(frequencies, dtype=float)
-        p, q = self.p, self.q
-        return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        return support_count_variance(1, self.p, self.q, f) / (self.p - self.q) ** 2
 
     def approx_variance(self, n: int = 1) -> float:
         """Return the papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.measurement import support_count_variance
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 
@@ -21,7 +22,7 @@ from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 def base_mse_analytic(dataset, p: float, q: float) -> float:
     """Mean variance of the unbiased estimate (the NDSS paper's Eq. 5 for Base)."""
     f = dataset.frequencies
-    var = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (dataset.n * (p - q) ** 2)
+    var = support_count_variance(1, p, q, f) / (dataset.n * (p - q) ** 2)
     return float(np.mean(var))
 
 

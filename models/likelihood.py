@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesldp._validation import check_choice
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, support_count_variance
 
 __all__ = [
     "KINDS",
@@ -83,7 +83,7 @@ def gaussian_count_variance(n, p, q, f):
     :math:`n (q(1-q) + f (p-q)(1-p-q))`: each item's own variance, for NumPy arrays and
     PyTensor variables alike.
     """
-    return n * (q * (1 - q) + f * (p - q) * (1 - p - q))
+    return support_count_variance(n, p, q, n * f)
 
 
 def data_names(name: str) -> dict[str, str]:

@@ -603,3 +603,24 @@ def test_supports_agrees_with_support_counts(name):
     np.testing.assert_array_equal(matrix.sum(axis=0), oracle.support_counts(reports))
     with pytest.raises(ValueError, match="items"):
         oracle.supports(reports, [11])
+
+
+@pytest.mark.parametrize("oracle", ["OUE", "SUE", "GRR"])
+@pytest.mark.parametrize("items", [1, 3])
+def test_support_count_variance_is_the_sum_of_the_bernoulli_variances(oracle, items):
+    """support_count_variance equals the sum of scipy's Bernoulli variances.
+
+    Each of the x holders reports its own item w.p. p and the set's other items w.p. q;
+    every other user reports each item w.p. q (independent bits).
+    """
+    from scipy.stats import binom
+
+    from bayesldp.measurement import support_count_variance
+
+    o = bayesldp.make_oracle(oracle, 1.3, 10)
+    n, p, q = 1000, o.p, o.q
+    x = np.array([0.0, 1.0, 250.0, 1000.0])
+    brute = x * (binom.var(1, p) + (items - 1) * binom.var(1, q)) + (n - x) * items * binom.var(
+        1, q
+    )
+    np.testing.assert_allclose(support_count_variance(n, p, q, x, items=items), brute, rtol=1e-12)
