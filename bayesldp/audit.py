@@ -295,7 +295,15 @@ class SupportEvent:
         self.oracle = oracle
 
     def supports(self, reports, items) -> np.ndarray:
-        """Boolean array (users x items): does each report support each item."""
+        """Boolean array (users x items): does each report support each item.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Reports in the oracle's wire format.
+        items : array_like of int
+            Items in ``[0, d)``.
+        """
         return self.oracle.supports(reports, items)
 
     def __call__(self, reports, a: int, b: int) -> np.ndarray:
@@ -303,7 +311,15 @@ class SupportEvent:
         return self.supports(reports, [a, b]).astype(np.uint8)
 
     def describe(self, key: bytes, a: int, b: int) -> str:
-        """Human-readable form of a key."""
+        """Human-readable form of a key.
+
+        Parameters
+        ----------
+        key : bytes
+            A key as :meth:`__call__` makes it (two bytes, the support bits).
+        a, b : int
+            The two items compared.
+        """
         return _fmt_bits(key, a, b, "supports")
 
 
@@ -330,14 +346,28 @@ class PositionEvent:
         return out
 
     def describe(self, key: bytes, a: int, b: int) -> str:
-        """Human-readable form of a key."""
+        """Human-readable form of a key.
+
+        Parameters
+        ----------
+        key : bytes
+            A key as :meth:`__call__` makes it (two int16 slots, -1 for absent).
+        a, b : int
+            The two items compared.
+        """
         pa, pb = np.frombuffer(key, dtype=np.int16)[:2]
         show = lambda s: "absent" if s < 0 else f"slot {s}"  # noqa: E731
         return f"item {a}: {show(pa)}, item {b}: {show(pb)}"
 
 
 def support_event(oracle: FrequencyOracle) -> SupportEvent:
-    """Return the ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`)."""
+    """Return the ``(supports a, supports b)`` event of ``oracle`` (see :class:`SupportEvent`).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle whose reports the event reads.
+    """
     return SupportEvent(oracle)
 
 
@@ -431,7 +461,20 @@ class AuditResult:
         return self.epsilon_lower > self.claimed_epsilon
 
     def passed(self, epsilon: float | None = None) -> bool:
-        """Return True unless the audit contradicts ``epsilon`` (default: the claimed one)."""
+        """Return True unless the audit contradicts ``epsilon`` (default: the claimed one).
+
+        The audit contradicts ``epsilon`` when its lower bound ``epsilon_lower`` exceeds it.
+
+        Parameters
+        ----------
+        epsilon : float, optional
+            The privacy level to test, at least 0; None for ``claimed_epsilon``.
+
+        Raises
+        ------
+        ValueError
+            ``epsilon`` is None and the audit has no claimed epsilon.
+        """
         if epsilon is None:
             if self.claimed_epsilon is None:
                 raise ValueError("epsilon must be given: this audit has no claimed epsilon")
@@ -664,6 +707,16 @@ def default_inputs(domain_size: int) -> np.ndarray:
     """Return the inputs an audit privatizes.
 
     All of ``0 .. d-1`` if ``d <= 8``, else 8 spread values.
+
+    Parameters
+    ----------
+    domain_size : int
+        The oracle's domain size ``d``, at least 2.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Distinct items, increasing.
     """
     d = check_int(domain_size, "domain_size", minimum=2)
     if d <= MAX_DEFAULT_INPUTS:
@@ -678,6 +731,16 @@ def oracle_events(oracle: FrequencyOracle) -> list:
     space is small enough for outputs to repeat) and :class:`SupportEvent` (the most
     powerful event for a correct pure oracle, at any domain size); for SS also
     :class:`PositionEvent` (slot order, at any domain size).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle audited.
+
+    Returns
+    -------
+    list
+        ``None`` (the raw bytes) followed by the event objects.
     """
     views: list = [None, support_event(oracle)]
     if isinstance(oracle, SS):

@@ -51,7 +51,20 @@ _EXCLUDED = -1e250
 
 
 def estimates(m: Measurement, counts: np.ndarray) -> np.ndarray:
-    """Raw unbiased estimates of each row of support counts, as :class:`Measurement` does."""
+    """Raw unbiased estimates of each row of support counts, as :class:`Measurement` does.
+
+    Parameters
+    ----------
+    m : Measurement
+        Gives ``n``, ``p`` and ``q`` (shared by every row).
+    counts : numpy.ndarray
+        Support counts, shape ``(..., d)``, one replicate per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(c / n - q) / (p - q)``, same shape as ``counts``.
+    """
     return (np.asarray(counts) / m.n - m.q) / (m.p - m.q)
 
 
@@ -442,7 +455,15 @@ BATCH: dict[str, Callable[..., np.ndarray]] = {
 
 
 def batch_function(method: str, backend: str = "numpy") -> Callable[..., np.ndarray] | None:
-    """Return the vectorised form of a registered method, or ``None`` if it has none."""
+    """Return the vectorised form of a registered method, or ``None`` if it has none.
+
+    Parameters
+    ----------
+    method : str
+        A registered method name (a key of :data:`BATCH`).
+    backend : str, default "numpy"
+        The backend asked for; only ``"numpy"`` has vectorised forms.
+    """
     if backend != "numpy":
         return None
     return BATCH.get(method)

@@ -53,6 +53,15 @@ def power_sum(a: float, n: int, exact_terms: int = 2000) -> float:
     The first ``exact_terms`` terms are summed; the tail uses Euler-Maclaurin with
     derivative corrections up to the third, accurate to double precision for
     ``exact_terms >= 1000`` and moderate ``a``.
+
+    Parameters
+    ----------
+    a : float
+        The exponent (any real; ``a = 1`` uses the logarithm for the integral).
+    n : int
+        Number of terms, at least 1.
+    exact_terms : int, default 2000
+        Terms summed directly before the Euler-Maclaurin tail.
     """
     m = min(n, exact_terms)
     head = float(np.sum(np.arange(1, m + 1, dtype=np.float64) ** (-a)))
@@ -77,7 +86,15 @@ def power_sum(a: float, n: int, exact_terms: int = 2000) -> float:
 
 
 def prior_mean(s: float, n: int) -> float:
-    """Mean count under the prior :math:`x^{-s}` on ``1..n``."""
+    """Mean count under the prior :math:`x^{-s}` on ``1..n``.
+
+    Parameters
+    ----------
+    s : float
+        The power-law exponent.
+    n : int
+        Number of users, the largest count.
+    """
     return power_sum(s - 1, n) / power_sum(s, n)
 
 
@@ -212,6 +229,24 @@ def spline_nodes(
 
     ``per_sigma`` nodes per noise standard deviation up to ``knee`` standard deviations,
     then geometrically spaced (relative step ``growth``), padded by two nodes each side.
+
+    Parameters
+    ----------
+    y_min, y_max : float
+        Range of the count estimates to cover.
+    sigma_c : float
+        Noise standard deviation of a count estimate, positive.
+    per_sigma : int, default ``NODES_PER_SIGMA``
+        Nodes per standard deviation in the evenly spaced part.
+    knee : float, default 16.0
+        Where the spacing turns geometric, in standard deviations.
+    growth : float, default ``GEOMETRIC_STEP``
+        Relative step of the geometric part.
+
+    Returns
+    -------
+    numpy.ndarray
+        Increasing nodes, in counts.
     """
     t_min, t_max = y_min / sigma_c, y_max / sigma_c
     step = 1.0 / per_sigma
@@ -301,26 +336,61 @@ class PosteriorGrid:
         )
 
     def covers(self, y) -> bool:
-        """Whether every ``y`` lies inside the interpolation range."""
+        """Whether every ``y`` lies inside the interpolation range.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates.
+        """
         y = np.asarray(y)
         return bool(y.min() >= self.nodes[0] and y.max() <= self.nodes[-1])
 
     def log_evidence(self, y) -> np.ndarray:
-        r""":math:`\log \sum_{x=1}^n x^{-s} e^{-(x-y)^2/2\sigma_c^2}` (unnormalised)."""
+        r""":math:`\log \sum_{x=1}^n x^{-s} e^{-(x-y)^2/2\sigma_c^2}` (unnormalised).
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the interpolation range (:meth:`covers`).
+        """
         return self.log_den(y)
 
     def mean(self, y) -> np.ndarray:
-        """Posterior mean count :math:`g(y)`."""
+        """Posterior mean count :math:`g(y)`.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the interpolation range (:meth:`covers`).
+        """
         return np.exp(self.log_ratio(y))
 
     def variance(self, y) -> np.ndarray:
-        """Posterior variance of the count."""
+        """Posterior variance of the count.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the interpolation range (:meth:`covers`).
+        """
         m = self.mean(y)
         return np.maximum(np.exp(self.log_ratio2(y)) - m * m, 0.0)
 
 
 def posterior_mean(y, s: float, sigma_c: float, n: int) -> np.ndarray:
-    """Posterior mean count of each item (fast; exact summation when ``d`` is small).
+    r"""Posterior mean count of each item (fast; exact summation when ``d`` is small).
+
+    Parameters
+    ----------
+    y : array_like of float
+        Count estimates :math:`n \tilde f_v`.
+    s : float
+        The power-law exponent.
+    sigma_c : float
+        Noise standard deviation of a count estimate, positive.
+    n : int
+        Number of users, the largest count.
 
     Returns
     -------
@@ -335,7 +405,19 @@ def posterior_mean(y, s: float, sigma_c: float, n: int) -> np.ndarray:
 
 
 def log_marginal(y, s: float, sigma_c: float, n: int) -> float:
-    r"""Log marginal likelihood :math:`\sum_v \log \sum_x P_s(x) N(y_v; x, \sigma_c)`."""
+    r"""Log marginal likelihood :math:`\sum_v \log \sum_x P_s(x) N(y_v; x, \sigma_c)`.
+
+    Parameters
+    ----------
+    y : array_like of float
+        Count estimates.
+    s : float
+        The power-law exponent.
+    sigma_c : float
+        Noise standard deviation of a count estimate, positive.
+    n : int
+        Number of users, the largest count.
+    """
     y = np.asarray(y, dtype=np.float64)
     nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
     if y.size <= nodes.size:
@@ -348,7 +430,19 @@ def log_marginal(y, s: float, sigma_c: float, n: int) -> float:
 
 
 def fit_exponent_mle(y, sigma_c: float, n: int, s_max: float = S_MAX) -> float:
-    """Fit ``s`` by maximising the marginal likelihood (Calibrate's Equation 16)."""
+    """Fit ``s`` by maximising the marginal likelihood (Calibrate's Equation 16).
+
+    Parameters
+    ----------
+    y : array_like of float
+        Count estimates.
+    sigma_c : float
+        Noise standard deviation of a count estimate, positive.
+    n : int
+        Number of users, the largest count.
+    s_max : float, default ``S_MAX``
+        Upper end of the search interval ``[0, s_max]`` (bounded scalar search).
+    """
     res = optimize.minimize_scalar(
         lambda s: -log_marginal(y, s, sigma_c, n),
         bounds=(0.0, s_max),

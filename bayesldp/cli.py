@@ -32,7 +32,13 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line errors: ``PROG: error: MESSAGE`` on stderr, exit code 2."""
 
     def error(self, message: str):
-        """Print ``PROG: error: MESSAGE`` on one line to stderr and exit with code 2."""
+        """Print ``PROG: error: MESSAGE`` on one line to stderr and exit with code 2.
+
+        Parameters
+        ----------
+        message : str
+            The error; its whitespace (newlines included) is collapsed to single spaces.
+        """
         text = " ".join(str(message).split())
         self.exit(2, f"{self.prog}: error: {text}\n")
 
@@ -105,7 +111,16 @@ def _minutes_methods() -> str:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, experiment=None) -> None:
-    """Add the runner's options (and ``experiment``'s own parameters) to ``parser``."""
+    """Add the runner's options (and ``experiment``'s own parameters) to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser to extend.
+    experiment : Experiment, optional
+        Adds one option per entry of its ``options``, with the default and quick values
+        in the help.
+    """
     parser.add_argument("--quick", action="store_true", help="a tiny grid (seconds)")
     parser.add_argument(
         "--out", default=EXPERIMENTS_OUT, help="output folder; results go to OUT/NAME/"
@@ -205,7 +220,22 @@ def _close_quietly(client, own_cluster: bool) -> None:
 def run_experiments(
     experiments: Sequence, args: argparse.Namespace, folders: Sequence[Path] | None = None
 ) -> int:
-    """Run (or resume, or re-plot) ``experiments`` as the command line asked; print."""
+    """Run (or resume, or re-plot) ``experiments`` as the command line asked; print.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The experiments to run, in this order.
+    args : argparse.Namespace
+        The options of :func:`add_run_arguments`.
+    folders : sequence of pathlib.Path, optional
+        One output folder per experiment; by default ``args.out / NAME``.
+
+    Returns
+    -------
+    int
+        The exit code (0).
+    """
     from tqdm import tqdm
 
     from bayesldp._validation import check_int
@@ -316,6 +346,18 @@ def experiment_main(experiment, argv: Sequence[str] | None = None) -> int:
     Dask workers import an experiment's functions by module name, so a module run as a
     script calls the ``main`` of its installed self (``bayesldp.experiments.NAME``), not
     its ``__main__`` copy (see ``experiments/full_domain_mse.py``).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The module's experiment.
+    argv : sequence of str, optional
+        The command-line arguments; by default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code.
     """
 
     def run() -> int:

@@ -652,6 +652,35 @@ def mle_apx(
     holds the rescaled ``objective``, its duals, and ``objective_eq13``. Options
     (including ``polish``) and ``info`` as in :func:`cls`; the solver must handle
     second-order cones (``CLARABEL``, ``SCS``).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    solver : str, optional
+        An installed cvxpy solver that handles second-order cones (``CLARABEL`` by
+        default).
+    tol : float, optional
+        Tolerance given to every accuracy option of the solver, as in :func:`cls`;
+        ``None`` keeps the solver's defaults.
+    max_iter : int, optional
+        Iteration limit of the solver; ``None`` keeps its default.
+    verbose : bool, default False
+        Let the solver print its log.
+    solver_options : dict, optional
+        Further options passed to the solver unchanged (they override ``tol``).
+    polish : bool, default True
+        Polish the solver's answer on its support and accept it only if it passes the
+        KKT check, as in :func:`cls`.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    SolverFailedError
+        As in :func:`cls`.
     """
     kappa = _apx_kappa(m)
     f, total, nonneg = _simplex(m.domain_size)
@@ -736,17 +765,52 @@ def objective(method: str, m: Measurement, f: np.ndarray, likelihood: str = "aut
 
     The rescaled forms of the module notes: for ``mle-apx``, Eq. (13) times
     :math:`q(1-q)/(p-q)^2`; for ``mle``, the scaled divergence to the saturated model.
+
+    Parameters
+    ----------
+    method : {"cls", "mle-apx", "mle"}
+        Whose objective.
+    m : Measurement
+        Raw oracle output.
+    f : numpy.ndarray
+        Frequencies of the ``d`` items.
+    likelihood : {"auto", "multinomial", "binomial"}, default "auto"
+        The support-count likelihood of ``mle`` (ignored by the others).
     """
     return ObjectiveTerms(method, m, likelihood).value(np.asarray(f, dtype=np.float64))
 
 
 def gradient(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
-    r"""Gradient :math:`\nabla F(f)` of the objective of method ``method``."""
+    r"""Gradient :math:`\nabla F(f)` of the objective of method ``method``.
+
+    Parameters
+    ----------
+    method : {"cls", "mle-apx", "mle"}
+        Whose objective.
+    m : Measurement
+        Raw oracle output.
+    f : numpy.ndarray
+        Frequencies of the ``d`` items.
+    likelihood : {"auto", "multinomial", "binomial"}, default "auto"
+        The support-count likelihood of ``mle`` (ignored by the others).
+    """
     return ObjectiveTerms(method, m, likelihood).grad(np.asarray(f, dtype=np.float64))
 
 
 def curvature(method: str, m: Measurement, f: np.ndarray, likelihood: str = "auto") -> np.ndarray:
-    r"""Diagonal of the Hessian :math:`\nabla^2 F(f)` (the objective is separable)."""
+    r"""Diagonal of the Hessian :math:`\nabla^2 F(f)` (the objective is separable).
+
+    Parameters
+    ----------
+    method : {"cls", "mle-apx", "mle"}
+        Whose objective.
+    m : Measurement
+        Raw oracle output.
+    f : numpy.ndarray
+        Frequencies of the ``d`` items.
+    likelihood : {"auto", "multinomial", "binomial"}, default "auto"
+        The support-count likelihood of ``mle`` (ignored by the others).
+    """
     return ObjectiveTerms(method, m, likelihood).curv(np.asarray(f, dtype=np.float64))
 
 

@@ -74,7 +74,15 @@ def _check_oracle(oracle) -> FrequencyOracle:
 
 
 def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray):
-    """Encode an oracle's reports as a :class:`pyarrow.Table` (``oracle.to_arrow``)."""
+    """Encode an oracle's reports as a :class:`pyarrow.Table` (``oracle.to_arrow``).
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle that made the reports.
+    reports : numpy.ndarray
+        Reports in its wire format (checked).
+    """
     _require("pyarrow")
     return _check_oracle(oracle).to_arrow(reports)
 
@@ -264,6 +272,12 @@ def read_layout(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike]) 
 
     A dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own parameters
     (:func:`bayesldp.oracles.read_arrow_parameters`); files from elsewhere have none.
+
+    Parameters
+    ----------
+    paths_or_glob : str, path or list of paths
+        A directory (all its ``*.parquet`` files), a glob pattern, one file, or a list
+        of files; only the first (in name order for a directory or pattern) is read.
     """
     path = _resolve_paths(paths_or_glob)[0]
     schema = _open(path).schema_arrow
@@ -283,6 +297,17 @@ def oracle_from_files(
 
     The oracle's own parameters (``g``, ``k``) come from the metadata when it records
     the same oracle. Raises ValueError when a parameter is neither given nor recorded.
+
+    Parameters
+    ----------
+    paths_or_glob : str, path or list of paths
+        The report files, as in :func:`read_layout`.
+    oracle : str, optional
+        Oracle name (e.g. ``"OLH"``); by default the recorded one.
+    epsilon : float, optional
+        Privacy budget; by default the recorded one.
+    domain_size : int, optional
+        Number of items; by default the recorded one.
     """
     meta = read_layout(paths_or_glob) or {}
     name = oracle or meta.get("name")
@@ -307,6 +332,19 @@ def read_reports(
 
     For small data and tests: the reports as :meth:`~bayesldp.FrequencyOracle.privatize`
     makes them, files in name order.
+
+    Parameters
+    ----------
+    paths_or_glob : str, path or list of paths
+        A directory (all its ``*.parquet`` files, in name order), a glob pattern (in
+        name order), one file, or a list of files (in the order given).
+    oracle : FrequencyOracle
+        The oracle the users ran; recorded parameters must match it.
+
+    Raises
+    ------
+    ValueError
+        A file is not readable Parquet or does not hold this oracle's reports.
     """
     pa = _require("pyarrow")
     _check_oracle(oracle)

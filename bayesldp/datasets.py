@@ -108,6 +108,22 @@ def zipf(
     r"""Users drawn i.i.d. from a Zipf law :math:`f_v \propto (v+1)^{-s}` on ``d`` items.
 
     The papers' synthetic dataset (``s = 1.5``, ``d = 1024``, ``n = 10^6``).
+
+    Parameters
+    ----------
+    s : float, default 1.5
+        The exponent, positive.
+    d : int, default 1024
+        Number of items, at least 1.
+    n : int, default 1_000_000
+        Number of users, at least 1.
+    rng : numpy.random.Generator or int, default 0
+        Source of randomness or a seed.
+
+    Returns
+    -------
+    Dataset
+        Named ``"zipf"``; the counts are one multinomial draw.
     """
     s = check_float(s, "s", minimum=0.0, strict_minimum=True)
     d = check_int(d, "d", minimum=1)
@@ -118,7 +134,22 @@ def zipf(
 
 
 def uniform(d: int = 1024, n: int = 1_000_000, rng: np.random.Generator | int = 0) -> Dataset:
-    """Users drawn i.i.d. from the uniform law on ``d`` items (the flat data of mle_gap)."""
+    """Users drawn i.i.d. from the uniform law on ``d`` items (the flat data of mle_gap).
+
+    Parameters
+    ----------
+    d : int, default 1024
+        Number of items, at least 1.
+    n : int, default 1_000_000
+        Number of users, at least 1.
+    rng : numpy.random.Generator or int, default 0
+        Source of randomness or a seed.
+
+    Returns
+    -------
+    Dataset
+        Named ``"uniform"``; the counts are one multinomial draw.
+    """
     d = check_int(d, "d", minimum=1)
     n = check_int(n, "n", minimum=1)
     counts = check_rng(rng).multinomial(n, np.full(d, 1.0 / d))
@@ -135,6 +166,22 @@ def beta(
     """Users' values drawn from Beta(a, b) and bucketised into ``d`` equal bins.
 
     The papers' second synthetic dataset (``Beta(50, 2)``, ``d = 400``, ``n = 10^5``).
+
+    Parameters
+    ----------
+    a, b : float, default 50.0 and 2.0
+        The Beta law's shape parameters, positive.
+    d : int, default 400
+        Number of equal-width bins of [0, 1], at least 1.
+    n : int, default 100_000
+        Number of users, at least 1.
+    rng : numpy.random.Generator or int, default 0
+        Source of randomness or a seed.
+
+    Returns
+    -------
+    Dataset
+        Named ``"beta"``.
     """
     a = check_float(a, "a", minimum=0.0, strict_minimum=True)
     b = check_float(b, "b", minimum=0.0, strict_minimum=True)
@@ -659,7 +706,18 @@ DATASETS: dict[str, DatasetSpec] = {}
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
-    """Add a dataset to :data:`DATASETS` (ValueError if the name is taken)."""
+    """Add a dataset to :data:`DATASETS` (ValueError if the name is taken).
+
+    Parameters
+    ----------
+    spec : DatasetSpec
+        The dataset's declaration; its ``name`` is the key.
+
+    Returns
+    -------
+    DatasetSpec
+        ``spec`` itself.
+    """
     if not isinstance(spec, DatasetSpec):
         raise ValueError(f"spec must be a DatasetSpec, got {type(spec).__name__}")
     if spec.name in DATASETS:

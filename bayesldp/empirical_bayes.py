@@ -337,7 +337,13 @@ class CountLikelihood:
         return float(self.multiplicity.sum())
 
     def loglik(self, weights: np.ndarray) -> float:
-        r"""Marginal log-likelihood :math:`\sum_v \log \sum_k P(c_v \mid u_k) w_k`."""
+        r"""Marginal log-likelihood :math:`\sum_v \log \sum_k P(c_v \mid u_k) w_k`.
+
+        Parameters
+        ----------
+        weights : numpy.ndarray
+            Prior weight of each atom, shape ``(K,)`` (on the simplex; not checked).
+        """
         with np.errstate(divide="ignore"):
             return float(self.multiplicity @ (np.log(self.matrix @ weights) + self.log_scale))
 
@@ -514,6 +520,18 @@ def npmle_gradient(lik: CountLikelihood, weights: np.ndarray) -> np.ndarray:
     r""":math:`S_k(w) = \sum_v L_{vk} / \sum_j L_{vj} w_j` for every atom ``k``.
 
     The gradient of the marginal log-likelihood; :math:`\sum_k w_k S_k(w) = d`.
+
+    Parameters
+    ----------
+    lik : CountLikelihood
+        The likelihood matrix :math:`L` of the distinct support counts.
+    weights : numpy.ndarray
+        Prior weight of each atom, shape ``(K,)``; only positive weights enter.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(K,)``.
     """
     w = np.asarray(weights, dtype=np.float64)
     support = np.flatnonzero(w > 0)
@@ -529,6 +547,13 @@ def kkt_gap(lik: CountLikelihood, weights: np.ndarray) -> float:
     = \sum_k w^*_k S_k(w) - d \le \max_k S_k(w) - d`, so the gap bounds the distance
     to the optimum in log-likelihood per item; it is zero exactly at the NPMLE (the
     KKT condition :math:`S_k \le d`, with equality where :math:`w_k > 0`).
+
+    Parameters
+    ----------
+    lik : CountLikelihood
+        The likelihood matrix of the distinct support counts.
+    weights : numpy.ndarray
+        Prior weight of each atom, shape ``(K,)``, on the simplex.
     """
     return float(npmle_gradient(lik, weights).max() / lik.n_items - 1)
 
@@ -1016,7 +1041,13 @@ class PosteriorTable:
 
     @classmethod
     def from_posterior(cls, post: TiltedPosterior) -> PosteriorTable:
-        """Build the table of a :class:`TiltedPosterior`."""
+        """Build the table of a :class:`TiltedPosterior`.
+
+        Parameters
+        ----------
+        post : TiltedPosterior
+            Item posteriors; each row's probabilities are normalised into a CDF.
+        """
         cdf = np.cumsum(post.prob, axis=1)
         cdf /= cdf[:, -1:]
         cdf[:, -1] = 1.0
@@ -1024,7 +1055,18 @@ class PosteriorTable:
         return cls(post.atoms, flat, post.item_row, post.var[post.item_row])
 
     def draw_counts(self, rng: np.random.Generator) -> np.ndarray:
-        """Every item's count drawn from its posterior (inverse transform sampling)."""
+        """Every item's count drawn from its posterior (inverse transform sampling).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of the ``d`` uniforms.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            One atom per item, shape ``(d,)``.
+        """
         s = self.atoms.size
         u = rng.random(self.item_row.size)
         rows = self._sorted_row
@@ -1038,6 +1080,18 @@ class PosteriorTable:
 
         The counts drawn independently from the item posteriors are moved onto
         ``sum = n`` by :func:`project_to_total` with the posterior variances as weights.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+        n : int
+            Number of users, the total the counts are moved onto.
+
+        Returns
+        -------
+        numpy.ndarray
+            Frequencies summing to 1, shape ``(d,)``.
         """
         x = project_to_total(self.draw_counts(rng).astype(np.float64), self.item_var, n)
         return x / x.sum()
@@ -1121,7 +1175,13 @@ class DiscretePosteriorDraws:
     kind: str = "posterior"
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
+        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
+        """
         start, stop = _check_rows(start, stop, self.n_draws)
         out = np.empty((stop - start, self.table.item_row.size))
         for i in range(start, stop):
@@ -1159,7 +1219,13 @@ class BootstrapPosteriorDraws:
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def replicate(self, b: int) -> PosteriorTable:
-        """Return the posterior table of replicate ``b`` (fitted on first use)."""
+        """Return the posterior table of replicate ``b`` (fitted on first use).
+
+        Parameters
+        ----------
+        b : int
+            Replicate number, in ``[0, n_boot)``.
+        """
         b = check_int(b, "b", minimum=0, maximum=self.n_boot - 1)
         if b not in self._cache:
             self._cache[b] = self._fit(b)
@@ -1183,7 +1249,15 @@ class BootstrapPosteriorDraws:
         return PosteriorTable.from_posterior(post)
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
+        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``.
+
+        Row ``i`` is drawn from replicate ``i mod n_boot``, which is fitted on first use.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
+        """
         start, stop = _check_rows(start, stop, self.n_draws)
         out = np.empty((stop - start, self.table.item_row.size))
         with single_threaded_blas():

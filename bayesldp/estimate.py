@@ -53,7 +53,13 @@ class Uncertainty(Protocol):
         ...
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``."""
+        """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
+        """
         ...
 
 
@@ -70,7 +76,13 @@ class StoredDraws:
         return int(self.values.shape[0])
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Rows ``start .. stop - 1`` of the stored draws."""
+        """Rows ``start .. stop - 1`` of the stored draws.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last (a slice: not checked).
+        """
         return self.values[start:stop]
 
 
@@ -84,19 +96,51 @@ class Inference(Protocol):
     """
 
     def interval(self, estimate: Estimate, indices, prob: float, method: str | None) -> Any:
-        """Interval for a subset sum (:meth:`Estimate.interval`)."""
+        """Interval for a subset sum (:meth:`Estimate.interval`).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The estimate asked about.
+        indices, prob, method
+            As in :meth:`Estimate.interval`, passed on unchecked.
+        """
         ...
 
     def bootstrap(self, estimate: Estimate, n_replicates: int, rng: Any) -> Uncertainty:
-        """Fresh parametric bootstrap replicates (:meth:`Estimate.bootstrap` caches them)."""
+        """Fresh parametric bootstrap replicates (:meth:`Estimate.bootstrap` caches them).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The estimate to replicate.
+        n_replicates, rng
+            As in :meth:`Estimate.bootstrap`, passed on unchecked.
+        """
         ...
 
     def heavy_hitters(self, estimate: Estimate, threshold: float, alpha: float) -> Any:
-        """Items above ``threshold`` with error control (:meth:`Estimate.heavy_hitters`)."""
+        """Items above ``threshold`` with error control (:meth:`Estimate.heavy_hitters`).
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The estimate asked about.
+        threshold, alpha : float
+            As in :meth:`Estimate.heavy_hitters`, passed on unchecked.
+        """
         ...
 
     def top_k_probability(self, estimate: Estimate, k: int) -> np.ndarray:
-        """Per-item probability of being among the ``k`` largest."""
+        """Per-item probability of being among the ``k`` largest.
+
+        Parameters
+        ----------
+        estimate : Estimate
+            The estimate asked about.
+        k : int
+            As in :meth:`Estimate.top_k_probability`, passed on unchecked.
+        """
         ...
 
 
@@ -108,6 +152,11 @@ def set_inference(inference: Inference) -> None:
 
     ``import bayesldp`` installs :class:`bayesldp.inference.DefaultInference`; call this
     only to replace it (e.g. in a test).
+
+    Parameters
+    ----------
+    inference : Inference
+        An object with the four methods of :class:`Inference`.
     """
     if not isinstance(inference, Inference):
         raise ValueError(
@@ -203,7 +252,13 @@ class Estimate:
         return float(self.frequencies.sum())
 
     def is_consistent(self, atol: float = 1e-9) -> bool:
-        """Whether the estimate is non-negative and sums to 1 within ``atol``."""
+        """Whether the estimate is non-negative and sums to 1 within ``atol``.
+
+        Parameters
+        ----------
+        atol : float, default 1e-9
+            Largest accepted distance of the sum from 1.
+        """
         return bool(self.frequencies.min() >= 0 and abs(self.total - 1) <= atol)
 
     def subset(self, indices) -> float:
@@ -227,6 +282,11 @@ class Estimate:
 
     def top_k(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Return the ``k`` items with the largest estimates, largest first.
+
+        Parameters
+        ----------
+        k : int
+            Number of items, in ``[1, d]``.
 
         Returns
         -------
@@ -369,6 +429,11 @@ class Estimate:
         simulated from the fitted frequencies. Ties are broken by index, so the
         result sums to ``k``.
 
+        Parameters
+        ----------
+        k : int
+            Number of items, in ``[1, d]``.
+
         Returns
         -------
         numpy.ndarray
@@ -378,7 +443,15 @@ class Estimate:
 
 
 def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:
-    """Every draw of the sum over ``indices``, generated chunk by chunk (length ``n_draws``)."""
+    """Every draw of the sum over ``indices``, generated chunk by chunk (length ``n_draws``).
+
+    Parameters
+    ----------
+    uncertainty : Uncertainty
+        The draws.
+    indices : numpy.ndarray
+        Items in the set (integer indices or a boolean mask; not checked).
+    """
     out = np.empty(uncertainty.n_draws)
     for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
         stop = min(start + DRAW_CHUNK, uncertainty.n_draws)

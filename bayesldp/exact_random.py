@@ -53,6 +53,13 @@ def random_words(rng: np.random.Generator, size: int) -> np.ndarray:
 
     Uses the bit generator's raw output when it is 64 bits wide (PCG64, PCG64DXSM,
     SFC64, Philox), else ``rng.integers`` over the full 64-bit range.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    size : int
+        Number of words.
     """
     if type(rng.bit_generator) in _RAW64:
         return rng.bit_generator.random_raw(int(size))
@@ -73,6 +80,15 @@ def binary_digits(prob: float, start: int, count: int) -> int:
     ``prob = sum_i b_i 2^-i``; the result is ``floor(prob 2^(start+count)) mod 2^count``.
     For ``prob = 1`` the expansion used is ``1.000...`` (so every digit is 0): callers
     treat 1 separately.
+
+    Parameters
+    ----------
+    prob : float
+        A probability in [0, 1]; its exact float64 value is expanded.
+    start : int
+        Number of leading digits skipped.
+    count : int
+        Number of digits returned.
     """
     num, exp = _dyadic(prob)
     shift = start + count

@@ -269,6 +269,20 @@ def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
     """Exact variance of the summed support counts of one set.
 
     See :func:`subset_count_variances` for the formulas.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    indices : array_like of int or bool mask
+        Items in the set.
+    frequencies : array_like, optional
+        The frequencies at which to evaluate the variance; by default the plug-in of
+        :func:`subset_count_variances`.
+
+    Returns
+    -------
+    float
     """
     idx = check_indices(indices, m.domain_size)
     mask = np.zeros(m.domain_size, dtype=bool)
@@ -312,6 +326,22 @@ def normal_interval(
     :math:`\sum_S \tilde f \pm z_{(1+prob)/2} \sqrt{\operatorname{Var}}`,
     intersected with ``[0, 1]``; ``clip_at_zero`` clips both ends at 0 first (the
     ``post-pos`` query rule, a monotone map, so coverage is unchanged).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    indices : array_like of int or bool mask
+        Items in the set.
+    prob : float, default 0.9
+        Nominal coverage, in (0, 1).
+    clip_at_zero : bool, default False
+        Clip both ends at 0 before intersecting with ``[0, 1]``.
+
+    Returns
+    -------
+    Interval
+        Of kind ``"normal"``, centred on the raw set estimate.
     """
     prob = check_probability(prob, "prob")
     idx = check_indices(indices, m.domain_size)
@@ -335,6 +365,18 @@ def fitted_counts(frequencies: np.ndarray, n: int) -> np.ndarray:
     unchanged for consistent methods; for the others a shift and a cut at 0, which
     keeps the large items' values, unlike a rescaling), then ``n f`` is rounded by
     largest remainders.
+
+    Parameters
+    ----------
+    frequencies : numpy.ndarray
+        An estimate's frequencies, one per item (checked: finite).
+    n : int
+        Number of users.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Non-negative counts summing to ``n``.
     """
     f = project_simplex(check_estimates(frequencies, "frequencies"), 1.0)
     raw = n * f
@@ -357,6 +399,21 @@ def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) ->
     joint law for OUE and SUE and the exact marginals for OLH, SS and HR (whose
     dependence between items is ignored; subset sums of SS and HR replicates then have
     the wrong variance, see :func:`subset_count_variance`).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output; gives ``n``, ``p``, ``q`` and the oracle's name.
+    x : numpy.ndarray of int
+        True user counts of the ``d`` items, summing to ``n`` (as :func:`fitted_counts`
+        returns them; not checked).
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Support count of each item.
     """
     n, p, q = m.n, m.p, m.q
     d = x.size
@@ -456,7 +513,21 @@ class ParametricBootstrap:
         }
 
     def counts(self, start: int, stop: int) -> np.ndarray:
-        """Simulate the support counts of replicates ``start .. stop - 1``."""
+        """Simulate the support counts of replicates ``start .. stop - 1``.
+
+        Replicate ``i`` uses its own stream (``SeedSequence(seed, spawn_key=(i,))``), so it
+        is the same whatever range it is asked in.
+
+        Parameters
+        ----------
+        start, stop : int
+            First replicate and one past the last (not checked).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(stop - start, d)``.
+        """
         m = self.estimate.measurement
         rows = []
         for i in range(start, stop):
@@ -483,7 +554,14 @@ class ParametricBootstrap:
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Replicates ``start .. stop - 1`` of the method's output, shape ``(rows, d)``.
 
-        For ``post-pos`` these are the raw estimates its queries clip.
+        For ``post-pos`` these are the raw estimates its queries clip. All replicates are
+        computed and cached on the first call unless ``n_draws * d`` exceeds
+        :data:`CACHE_LIMIT`.
+
+        Parameters
+        ----------
+        start, stop : int
+            First replicate and one past the last, ``0 <= start <= stop <= n_draws``.
         """
         if not 0 <= start <= stop <= self.n_draws:
             raise ValueError(f"replicates {start}..{stop} outside 0..{self.n_draws}")
@@ -505,7 +583,13 @@ class ParametricBootstrap:
         return self._cache[start:stop]
 
     def set_sums(self, masks: np.ndarray) -> np.ndarray:
-        """Every replicate's answer for each set, shape ``(Q, B)`` (``post-pos``: clipped)."""
+        """Every replicate's answer for each set, shape ``(Q, B)`` (``post-pos``: clipped).
+
+        Parameters
+        ----------
+        masks : numpy.ndarray of bool
+            The ``Q`` sets, shape ``(Q, d)``.
+        """
         sums = draw_set_sums(self, masks)
         if self.query_rule == "clip-sum":
             sums = np.maximum(sums, 0.0)
@@ -513,7 +597,15 @@ class ParametricBootstrap:
 
 
 def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
-    """Return the sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk."""
+    """Return the sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk.
+
+    Parameters
+    ----------
+    uncertainty : Uncertainty
+        The draws (posterior draws or bootstrap replicates).
+    masks : numpy.ndarray of bool
+        The ``Q`` sets, shape ``(Q, d)``.
+    """
     weights = np.asarray(masks, dtype=np.float64)
     out = np.empty((weights.shape[0], uncertainty.n_draws))
     for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
@@ -532,6 +624,16 @@ def natural_interval(estimate: Estimate) -> str:
 
     ``"posterior"`` when the estimate carries an ``uncertainty`` of kind posterior;
     otherwise the method's declared ``MethodSpec.interval``.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate asked about.
+
+    Raises
+    ------
+    ValueError
+        The method is not registered and the estimate carries no draws.
     """
     from bayesldp.registry import get_method
 
@@ -548,7 +650,19 @@ def natural_interval(estimate: Estimate) -> str:
 
 
 def available_intervals(estimate: Estimate) -> tuple[str, ...]:
-    """Return the interval kinds this estimate supports."""
+    """Return the interval kinds this estimate supports.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate asked about.
+
+    Returns
+    -------
+    tuple of str
+        ``"normal"`` always; ``"posterior"`` with posterior draws; ``"bootstrap"`` and
+        ``"percentile"`` for a registered method that is not Bayesian.
+    """
     from bayesldp.registry import get_method
 
     kinds = ["normal"]
@@ -585,6 +699,21 @@ def flagged_sets(estimate: Estimate, masks: np.ndarray, kind: str) -> np.ndarray
     holding an item the method answers below :data:`RELIABLE_SIGMAS` standard deviations
     of its raw estimate (clipping, cutting or shrinking near 0 biases the answer in a
     way replicates simulated around the fitted values do not reproduce).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate whose intervals are asked for.
+    masks : numpy.ndarray of bool
+        The ``Q`` sets, shape ``(Q, d)``.
+    kind : str
+        The interval kind: ``"normal"``, ``"posterior"``, ``"bootstrap"`` or
+        ``"percentile"``.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One flag per set.
     """
     rows = masks.shape[0]
     if kind in ("normal", "posterior"):
@@ -599,7 +728,17 @@ def flagged_sets(estimate: Estimate, masks: np.ndarray, kind: str) -> np.ndarray
 
 
 def undercoverage_note(estimate: Estimate, masks: np.ndarray, kind: str) -> str:
-    """Why intervals of this kind undercover for some of these sets ("" if not known)."""
+    """Why intervals of this kind undercover for some of these sets ("" if not known).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate whose intervals are asked for.
+    masks : array_like of bool
+        The ``Q`` sets, shape ``(Q, d)``.
+    kind : str
+        The interval kind, as in :func:`flagged_sets`.
+    """
     flagged = flagged_sets(estimate, np.asarray(masks, dtype=bool), kind)
     if not flagged.any():
         return ""
@@ -711,7 +850,24 @@ def _answers(estimate: Estimate, weights: np.ndarray) -> np.ndarray:
 
 
 def estimate_interval(estimate: Estimate, indices, prob: float = 0.9, method=None) -> Interval:
-    """Implement :meth:`bayesldp.Estimate.interval` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.interval` (see there).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate asked about.
+    indices : array_like of int or bool mask
+        Items in the set.
+    prob : float, default 0.9
+        Nominal coverage, in (0, 1).
+    method : {None, "normal", "bootstrap", "percentile", "posterior"}
+        The interval kind; None for the estimate's natural one (:func:`natural_interval`).
+
+    Returns
+    -------
+    Interval
+        With the undercoverage note of :func:`undercoverage_note`.
+    """
     d = estimate.domain_size
     idx = check_indices(indices, d)
     mask = np.zeros((1, d), dtype=bool)

@@ -20,7 +20,20 @@ __all__ = ["atomic_open", "markdown_table", "write_csv", "write_json"]
 def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; rename it over ``path`` on success.
 
-    An exception (or an interrupted process) leaves ``path`` as it was.
+    An exception (or an interrupted process) leaves ``path`` as it was. Missing parent
+    directories are created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    mode : str, default "w"
+        Mode of the temporary file (``"w"`` or ``"wb"``).
+
+    Yields
+    ------
+    file object
+        The open temporary file.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -41,19 +54,43 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
+    """Write ``obj`` as indented JSON, atomically.
+
+    Keys are sorted; values JSON cannot encode are written as their ``str``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    obj : object
+        The data.
+    """
     with atomic_open(path) as fh:
         json.dump(obj, fh, indent=2, sort_keys=True, default=str)
 
 
 def write_csv(path: str | os.PathLike, frame) -> None:
-    """Write a pandas DataFrame as CSV, atomically."""
+    """Write a pandas DataFrame as CSV, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    frame : pandas.DataFrame
+        The table; its index is not written.
+    """
     with atomic_open(path) as fh:
         frame.to_csv(fh, index=False)
 
 
 def markdown_table(frame) -> str:
-    """Format a pandas DataFrame as a Markdown table, floats to 3 significant digits."""
+    """Format a pandas DataFrame as a Markdown table, floats to 3 significant digits.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; its index is left out.
+    """
     import numpy as np
 
     cells = [

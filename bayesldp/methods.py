@@ -104,6 +104,18 @@ def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
 
     The sort-and-cumsum algorithm (Held et al. 1974; Duchi et al. 2008), ``O(d log d)``:
     an implementation independent of :func:`shift_to_total`, which it must agree with.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The vector to project, non-empty (not checked).
+    total : float, default 1.0
+        The sum of the result, positive.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The projection.
     """
     x = np.asarray(values, dtype=np.float64)
     u = np.sort(x)[::-1]
@@ -119,6 +131,13 @@ def threshold(m: Measurement, alpha: float) -> float:
 
     When :math:`\alpha/d \ge 1/2` the quantile is not positive and ``T`` is clamped to
     0, so that cutting below ``T`` still yields non-negative estimates.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output; gives ``d`` and the noise ``sigma``.
+    alpha : float
+        Expected number of false positives over the ``d`` items, positive.
     """
     alpha = check_float(alpha, "alpha", minimum=0.0, strict_minimum=True)
     level = 1 - alpha / m.domain_size
@@ -132,6 +151,11 @@ def rounding_tolerance(size: int) -> float:
 
     ``size * 4 * machine epsilon``: comparisons of such sums with 1 (``norm-cut``) use
     it so that vectors summing to 1 in exact arithmetic count as summing to 1.
+
+    Parameters
+    ----------
+    size : int
+        Number of terms summed (values below 1 count as 1).
     """
     return 4.0 * float(np.finfo(np.float64).eps) * max(1, size)
 
@@ -146,12 +170,33 @@ def _estimate(m: Measurement, name: str, f: np.ndarray, **info) -> Estimate:
 
 
 def base(m: Measurement) -> Estimate:
-    """Return the unbiased oracle estimates, unchanged (Base)."""
+    """Return the unbiased oracle estimates, unchanged (Base).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        A copy of ``m.estimates``.
+    """
     return _estimate(m, "base", m.estimates.copy())
 
 
 def base_pos(m: Measurement) -> Estimate:
-    """Base-Pos: negative estimates set to 0."""
+    """Base-Pos: negative estimates set to 0.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+    """
     return _estimate(m, "base-pos", np.maximum(m.estimates, 0.0))
 
 
@@ -160,6 +205,16 @@ def post_pos(m: Measurement) -> Estimate:
 
     Single-item answers equal Base-Pos; a subset query sums the raw estimates and
     clips the sum (see :meth:`Estimate.subset`).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        Frequencies as Base-Pos; the raw estimates kept as its ``query_basis``.
     """
     est = Estimate(
         frequencies=np.maximum(m.estimates, 0.0),
@@ -192,7 +247,18 @@ def base_cut(m: Measurement, *, alpha: float = 2.0) -> Estimate:
 
 
 def norm(m: Measurement) -> Estimate:
-    r"""Norm: add :math:`\delta = (1 - \sum \tilde f)/d` to every estimate."""
+    r"""Norm: add :math:`\delta = (1 - \sum \tilde f)/d` to every estimate.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        ``info["delta"]`` is the shift added (estimates may stay negative).
+    """
     delta = (1.0 - m.estimates.sum()) / m.domain_size
     return _estimate(m, "norm", m.estimates + delta, delta=float(delta))
 
@@ -202,6 +268,16 @@ def norm_mul(m: Measurement) -> Estimate:
 
     With no positive estimate there is nothing to scale; the uniform distribution
     is returned with a :class:`RuntimeWarning`.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        ``info["gamma"]`` is the scale factor (None when the uniform is returned).
     """
     pos = np.maximum(m.estimates, 0.0)
     total = pos.sum()
@@ -219,6 +295,16 @@ def norm_sub(m: Measurement) -> Estimate:
     r"""Norm-Sub: :math:`f'_v = \max(\tilde f_v + \delta, 0)` with a sum of 1.
 
     Equal to the Euclidean projection onto the probability simplex (CLS).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        ``info["delta"]`` is the shift :math:`\delta`.
     """
     f, delta = shift_to_total(m.estimates, 1.0)
     return _estimate(m, "norm-sub", f, delta=delta)
@@ -228,6 +314,15 @@ def cls(m: Measurement) -> Estimate:
     r"""CLS: :math:`\arg\min \|f - \tilde f\|_2^2` s.t. :math:`f \ge 0, \sum f = 1`.
 
     Solved in closed form by sorting; equals Norm-Sub (the long paper, Section 4).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
     """
     return _estimate(m, "cls", project_simplex(m.estimates, 1.0))
 
@@ -241,6 +336,17 @@ def norm_cut(m: Measurement) -> Estimate:
     below :math:`\theta` are set to 0 and the rest kept unchanged, without rescaling.
     Items tied at the boundary are kept or dropped together, so the sum can be
     below 1; if even the single largest estimate exceeds 1, every item is set to 0.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+
+    Returns
+    -------
+    Estimate
+        ``info["theta"]`` is the cut (0 when only negatives were zeroed, ``inf`` when
+        every item was).
     """
     f_tilde = m.estimates
     pos = np.maximum(f_tilde, 0.0)
@@ -270,6 +376,20 @@ def norm_hyb(m: Measurement, *, alpha: float = 2.0) -> Estimate:
     largest ``k`` whose sum is below 1 are kept. When every item is kept and their
     sum is not 1, no item is left to absorb the difference and Norm-Sub is applied to
     the whole vector (recorded in ``info["fallback"]``).
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    alpha : float, default 2.0
+        Expected number of false positives of the threshold (:func:`threshold`),
+        positive.
+
+    Returns
+    -------
+    Estimate
+        ``info`` records the ``threshold``, ``alpha``, the number ``kept`` and the
+        shift ``delta`` of the rest (or ``fallback``).
     """
     f_tilde = m.estimates
     t = threshold(m, alpha)
@@ -309,6 +429,25 @@ def mle_apx(m: Measurement, *, max_iter: int | None = None) -> Estimate:
     starting from :math:`D_1 = D` and moving items with :math:`f'_v < 0` to
     :math:`D_0` until none is negative. (The NDSS copy's signs are damaged; these are
     the long version's, checked against an exact solver.)
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    max_iter : int, optional
+        Largest number of active-set passes, at least 1; None (the default) allows
+        ``d``, which always suffices.
+
+    Returns
+    -------
+    Estimate
+        ``info`` records ``iterations``, the ``support`` size and, unless one item is
+        left, ``x`` and the sum before the final division (``sum_before``).
+
+    Raises
+    ------
+    ConvergenceError
+        ``max_iter`` passes left negative frequencies.
     """
     n, p, q = m.n, m.p, m.q
     a = m.support_counts / n
@@ -343,6 +482,15 @@ def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> 
     :math:`\sum_v c_v \log \pi_v + (n - c_v) \log(1 - \pi_v)` for the product of
     binomials, with :math:`\pi_v = q + (p - q) f_v`: the objective of :func:`mle` and
     :func:`ibu`.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output.
+    frequencies : array_like of float
+        Frequencies of the ``d`` items (checked: finite, length ``d``).
+    likelihood : {"auto", "multinomial", "binomial"}, default "auto"
+        As in :func:`likelihood_kind`.
     """
     kind = likelihood_kind(m, likelihood)
     f = check_estimates(frequencies, "frequencies")
@@ -357,6 +505,13 @@ def likelihood_kind(m: Measurement, likelihood: str) -> str:
 
     ``"auto"`` picks multinomial for GRR and binomial otherwise; ``"multinomial"`` is
     refused for an oracle whose cell probabilities do not sum to one.
+
+    Parameters
+    ----------
+    m : Measurement
+        Raw oracle output; its ``oracle``, ``p``, ``q`` and ``d`` decide.
+    likelihood : {"auto", "multinomial", "binomial"}
+        The likelihood asked for.
     """
     check_choice(likelihood, ("auto", "multinomial", "binomial"), "likelihood")
     if likelihood == "auto":
@@ -741,7 +896,21 @@ def power_ns(
 ) -> Estimate:
     """PowerNS (NDSS version): Norm-Sub applied to the output of Power.
 
-    Parameters as in :func:`power`.
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output; its noise must be positive (``p - q < 1``).
+    s : float, optional
+        The exponent of the power-law prior; fitted when omitted (see :func:`power`).
+    fit : {"mean", "mle"}, default "mean"
+        How to fit ``s``, as in :func:`power`.
+    s_max : float, default ``calibrate.S_MAX``
+        Upper end of the exponent's search interval, in ``(0, S_LIMIT]``.
+
+    Returns
+    -------
+    Estimate
+        ``info`` records ``s``, ``fit`` and the Norm-Sub shift ``delta``.
     """
     pw = power(m, s=s, fit=fit, s_max=s_max)
     f, delta = shift_to_total(pw.frequencies, 1.0)

@@ -42,7 +42,20 @@ MAX_QUERY_CELLS = 1 << 30
 
 
 def mse(true, estimate) -> float:
-    r"""Full-domain mean squared error :math:`\frac1d \sum_v (f'_v - f_v)^2`."""
+    r"""Full-domain mean squared error :math:`\frac1d \sum_v (f'_v - f_v)^2`.
+
+    Parameters
+    ----------
+    true : array_like of float
+        True frequencies, length ``d``.
+    estimate : Estimate or array_like of float
+        The estimate (its ``frequencies``) or a plain vector of length ``d``.
+
+    Raises
+    ------
+    ValueError
+        The error exceeds the largest float.
+    """
     f, est = _pair(true, estimate)
     diff = est - f
     with np.errstate(over="ignore"):
@@ -61,7 +74,15 @@ def mse(true, estimate) -> float:
 
 
 def mae(true, estimate) -> float:
-    r"""Full-domain mean absolute error :math:`\frac1d \sum_v |f'_v - f_v|`."""
+    r"""Full-domain mean absolute error :math:`\frac1d \sum_v |f'_v - f_v|`.
+
+    Parameters
+    ----------
+    true : array_like of float
+        True frequencies, length ``d``.
+    estimate : Estimate or array_like of float
+        The estimate (its ``frequencies``) or a plain vector of length ``d``.
+    """
     f, est = _pair(true, estimate)
     return float(np.mean(np.abs(est - f)))
 
@@ -112,6 +133,19 @@ def set_value_mse(
 
     Subset answers come from :meth:`Estimate.subset`, so Post-Pos applies its
     query-time rule.
+
+    Parameters
+    ----------
+    true : array_like of float
+        True frequencies, length ``d``.
+    estimate : Estimate
+        The estimate (a plain vector is refused: query rules depend on the method).
+    percent : float
+        Size of each set, in (0, 100] percent of the domain (:func:`random_subsets`).
+    rng : numpy.random.Generator or int
+        Randomness for the sets (a Generator or a seed).
+    n_queries : int, default 10
+        Number of random sets averaged over.
     """
     if not isinstance(estimate, Estimate):
         raise ValueError("set_value_mse needs an Estimate (query rules depend on the method)")
@@ -122,7 +156,17 @@ def set_value_mse(
 
 
 def topk_mse(true, estimate, k: int) -> float:
-    """MSE over the ``k`` items with the largest *true* frequencies (ties by index)."""
+    """MSE over the ``k`` items with the largest *true* frequencies (ties by index).
+
+    Parameters
+    ----------
+    true : array_like of float
+        True frequencies, length ``d``.
+    estimate : Estimate or array_like of float
+        The estimate (its ``frequencies``) or a plain vector of length ``d``.
+    k : int
+        Number of items, in ``[1, d]``.
+    """
     f, est = _pair(true, estimate)
     k = check_k(k, f.size)
     top = np.lexsort((np.arange(f.size), -f))[:k]
@@ -145,6 +189,20 @@ def heavy_hitters(true, estimate, threshold: float) -> HeavyHitterScore:
 
     Precision is 1 when nothing is predicted, recall is 1 when nothing is truly heavy
     (the conventions that keep the curves continuous); F is their harmonic mean.
+
+    Parameters
+    ----------
+    true : array_like of float
+        True frequencies, length ``d``.
+    estimate : Estimate or array_like of float
+        The estimate (its ``frequencies``) or a plain vector of length ``d``.
+    threshold : float
+        In (0, 1]; an item is heavy when its frequency is at least ``threshold``.
+
+    Returns
+    -------
+    HeavyHitterScore
+        Precision, recall, F and the numbers of true and predicted heavy hitters.
     """
     f, est = _pair(true, estimate)
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)

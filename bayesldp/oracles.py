@@ -117,7 +117,18 @@ ORACLES: dict[str, type[FrequencyOracle]] = {}
 
 
 def rows_per_block(cells_per_row: int) -> int:
-    """Rows handled at once so that a block touches at most :data:`CHUNK_CELLS` cells."""
+    """Rows handled at once so that a block touches at most :data:`CHUNK_CELLS` cells.
+
+    Parameters
+    ----------
+    cells_per_row : int
+        User-item cells in one row (values below 1 count as 1).
+
+    Returns
+    -------
+    int
+        ``CHUNK_CELLS // cells_per_row``, at least 1.
+    """
     return max(1, CHUNK_CELLS // max(1, int(cells_per_row)))
 
 
@@ -150,6 +161,20 @@ def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
     earlier versions); beyond, the same quantities as ``1 / (1 + b e^-x / a)`` and
     ``(e^-x / a) / (1 + b e^-x / a)``, which cannot overflow. Both are within 2 ulps of
     the exact values (checked against 60-digit arithmetic).
+
+    Parameters
+    ----------
+    x : float
+        The exponent, finite (an oracle's epsilon, or a fraction of it).
+    a : float
+        Factor of ``e^x``, at least 1 (not checked).
+    b : float
+        Added constant, at least 0 (not checked).
+
+    Returns
+    -------
+    tuple of float
+        ``a e^x / (a e^x + b)`` and ``1 / (a e^x + b)``.
     """
     if x < _EXP_LIMIT - math.log(a) - 1.0:
         e = a * math.exp(x)
@@ -159,7 +184,18 @@ def exp_ratios(x: float, a: float, b: float) -> tuple[float, float]:
 
 
 def unsigned_dtype(max_value: int) -> np.dtype:
-    """Return the smallest unsigned integer dtype holding ``0 .. max_value``."""
+    """Return the smallest unsigned integer dtype holding ``0 .. max_value``.
+
+    Parameters
+    ----------
+    max_value : int
+        Largest value the dtype must hold.
+
+    Raises
+    ------
+    ValueError
+        ``max_value`` does not fit in 64 bits.
+    """
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         if max_value <= np.iinfo(dtype).max:
             return np.dtype(dtype)
@@ -191,6 +227,21 @@ def register_oracle(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
 
     The class's ``name`` is its key and ``parameter_names`` lists the keyword
     parameters its constructor accepts beyond ``epsilon`` and ``domain_size``.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`FrequencyOracle` subclass whose ``name`` is not registered yet.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+
+    Raises
+    ------
+    ValueError
+        ``cls`` is not a FrequencyOracle subclass, or its name is already taken.
     """
     if not (isinstance(cls, type) and issubclass(cls, FrequencyOracle)):
         raise ValueError(f"only FrequencyOracle subclasses can be registered, got {cls!r}")
@@ -245,8 +296,22 @@ def make_oracle(name: str, epsilon: float, domain_size: int, **params: Any) -> F
 def read_arrow_parameters(schema) -> dict[str, Any] | None:
     """Return the oracle parameters recorded in an Arrow schema's metadata, or None.
 
-    Returns a dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own
-    parameters (files of layout version 1 called ``name`` ``oracle``).
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        Schema of a table or Parquet file of reports.
+
+    Returns
+    -------
+    dict or None
+        ``name``, ``epsilon``, ``domain_size`` and the oracle's own parameters (files of
+        layout version 1 called ``name`` ``oracle``); None if the schema has no
+        :data:`ARROW_METADATA_KEY` entry.
+
+    Raises
+    ------
+    ValueError
+        The entry is not a JSON object.
     """
     raw = (schema.metadata or {}).get(ARROW_METADATA_KEY)
     if raw is None:
@@ -368,11 +433,35 @@ class FrequencyOracle(ABC):
         return support_count_variance(1, self.p, self.q, f) / (self.p - self.q) ** 2
 
     def approx_variance(self, n: int = 1) -> float:
-        """Return the papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`."""
+        """Return the papers' uniform approximation :math:`q(1-q) / (n (p-q)^2)`.
+
+        Parameters
+        ----------
+        n : int, default 1
+            Number of users; the default gives the variance per user.
+
+        Returns
+        -------
+        float
+            Approximate variance of a frequency estimate (a proportion, not a count).
+        """
         return self.q * (1 - self.q) / (n * (self.p - self.q) ** 2)
 
     def measurement(self, support_counts, n: int) -> Measurement:
-        """Wrap support counts from ``n`` users of this oracle as a Measurement."""
+        """Wrap support counts from ``n`` users of this oracle as a Measurement.
+
+        Parameters
+        ----------
+        support_counts : array_like of int
+            Support count of each item, length ``d``, each in ``[0, n]``.
+        n : int
+            Number of users who reported.
+
+        Returns
+        -------
+        Measurement
+            With this oracle's ``p``, ``q``, name and epsilon.
+        """
         return Measurement.from_support_counts(
             support_counts, n, self.p, self.q, oracle=self.name, epsilon=self.epsilon
         )
@@ -523,7 +612,17 @@ class FrequencyOracle(ABC):
         """Boolean ``(n, len(items))`` support matrix of checked reports."""
 
     def aggregate(self, reports) -> Measurement:
-        """Aggregate user reports (wire format) into a :class:`~bayesldp.Measurement`."""
+        """Aggregate user reports (wire format) into a :class:`~bayesldp.Measurement`.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Reports of at least one user in this oracle's wire format (checked).
+
+        Returns
+        -------
+        Measurement
+        """
         r = self.check_reports(reports)
         if r.shape[0] == 0:
             raise ValueError("reports must hold at least one user's report")
@@ -585,6 +684,14 @@ class FrequencyOracle(ABC):
         """Raise ValueError if recorded parameters (``meta``) are not this oracle's.
 
         ``None`` (nothing recorded, e.g. a file written elsewhere) passes.
+
+        Parameters
+        ----------
+        meta : dict or None
+            Parameters as :func:`read_arrow_parameters` returns them. Name, domain size and
+            the oracle's own parameters must be equal, epsilon equal to a relative 1e-12.
+        source : str, default "the table"
+            What to call the reports' origin in the error message (e.g. a file path).
         """
         if meta is None:
             return
@@ -605,7 +712,19 @@ class FrequencyOracle(ABC):
             )
 
     def arrow_column_names(self, columns: str | Sequence[str] | None = None) -> tuple[str, ...]:
-        """Return the report column names: ``columns`` if given (checked), else the defaults."""
+        """Return the report column names: ``columns`` if given (checked), else the defaults.
+
+        Parameters
+        ----------
+        columns : str or sequence of str, optional
+            One name per column of :attr:`arrow_columns` (a single str for a one-column
+            layout); None for the defaults.
+
+        Raises
+        ------
+        ValueError
+            Not as many names as the layout has columns, or a name that is not a str.
+        """
         if columns is None:
             return self.arrow_columns
         cols = (columns,) if isinstance(columns, str) else tuple(columns)
@@ -620,6 +739,16 @@ class FrequencyOracle(ABC):
         """Encode reports (wire format, checked) as a :class:`pyarrow.Table`.
 
         The table's schema metadata records :meth:`parameters`.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Reports in this oracle's wire format (checked).
+
+        Returns
+        -------
+        pyarrow.Table
+            One row per user, with the columns :attr:`arrow_columns`.
         """
         pa = _pyarrow()
         r = self.check_reports(reports)
@@ -990,7 +1119,20 @@ class OLH(FrequencyOracle):
         return self.domain_size
 
     def hash(self, a, b, values) -> np.ndarray:
-        """Bucket of ``values`` under the hashes ``(a, b)`` (broadcasting)."""
+        """Bucket of ``values`` under the hashes ``(a, b)`` (broadcasting).
+
+        Parameters
+        ----------
+        a, b : array_like of int
+            Hash coefficients, ``a`` in ``[1, P)`` and ``b`` in ``[0, P)`` (not checked).
+        values : array_like of int
+            Items to hash; broadcast against ``a`` and ``b``.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            ``((a v + b) mod P) mod g``, in ``[0, g)``.
+        """
         a = np.asarray(a, dtype=np.int64)
         b = np.asarray(b, dtype=np.int64)
         return ((a * np.asarray(values, dtype=np.int64) + b) % self.prime) % self.g
@@ -1218,6 +1360,16 @@ class HR(_OneInteger):
 
         One Walsh-Hadamard transform of the reports' histogram; see
         :meth:`FrequencyOracle.support_counts`.
+
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            Reports in this oracle's wire format (checked).
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            Support count of each of the ``d`` items.
         """
         r = self.check_reports(reports)
         hist = np.zeros(self.K, dtype=np.int64)

@@ -33,14 +33,40 @@ __all__ = [
 
 
 def save_figure(fig, path: str | os.PathLike) -> None:
-    """Save ``fig`` atomically, in the format its suffix names."""
+    """Save ``fig`` atomically, in the format its suffix names.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure, saved at 120 dpi.
+    path : str or os.PathLike
+        Destination; without a suffix the format is PNG.
+    """
     fmt = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, format=fmt, dpi=120)
 
 
 def new_figure(rows: int, cols: int = 2, width: float = 11, row_height: float = 3.4):
-    """Return a bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes."""
+    """Return a bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes.
+
+    Parameters
+    ----------
+    rows : int
+        Rows of panels.
+    cols : int, default 2
+        Panels per row.
+    width : float, default 11
+        Figure width in inches.
+    row_height : float, default 3.4
+        Height of one row in inches.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : numpy.ndarray
+        Shape ``(rows, cols)`` (never squeezed).
+    """
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, row_height * rows))
@@ -56,6 +82,16 @@ def method_style(method: str) -> dict:
     ``color`` where it has one; ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and
     open markers, so agreement shows as overlap. Names outside the registry get a stable
     slot from their characters.
+
+    Parameters
+    ----------
+    method : str
+        A method name, optionally with ``@backend``.
+
+    Returns
+    -------
+    dict
+        Keyword arguments for ``Axes.plot``.
     """
     from matplotlib import colormaps
 
@@ -84,7 +120,13 @@ def method_style(method: str) -> dict:
 
 
 def method_order(methods: Sequence[str]) -> list[str]:
-    """``methods`` in registry order (backends after their method), others after them."""
+    """``methods`` in registry order (backends after their method), others after them.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Method names, optionally with ``@backend``; duplicates are dropped.
+    """
     from bayesldp.registry import method_names
 
     methods = list(dict.fromkeys(methods))
@@ -98,7 +140,18 @@ def method_order(methods: Sequence[str]) -> list[str]:
 
 
 def method_panels(methods) -> tuple[list[str], list[str]]:
-    """Split methods into the papers' panels: baselines left, the rest right, in registry order."""
+    """Split methods into the papers' panels: baselines left, the rest right, in registry order.
+
+    Parameters
+    ----------
+    methods : iterable of str
+        Method names. Registered ones go by their ``panel`` (``"both"`` in each);
+        unregistered ones (including ``NAME@backend``) go right, in the order given.
+
+    Returns
+    -------
+    left, right : list of str
+    """
     from bayesldp.registry import method_names
 
     methods = list(dict.fromkeys(methods))
@@ -112,7 +165,23 @@ def method_panels(methods) -> tuple[list[str], list[str]]:
 
 
 def draw_lines(ax, frame: pd.DataFrame, x: str, methods, logy=True, logx=False) -> None:
-    """One line per method of ``frame``'s mean ``value`` against column ``x``."""
+    """One line per method of ``frame``'s mean ``value`` against column ``x``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    frame : pandas.DataFrame
+        With columns ``method``, ``value`` and ``x``.
+    x : str
+        Column for the horizontal axis.
+    methods : iterable of str
+        Methods to draw, in this order; those absent from ``frame`` are skipped.
+    logy : bool, default True
+        Logarithmic vertical axis.
+    logx : bool, default False
+        Logarithmic horizontal axis.
+    """
     for m in methods:
         sub = frame[frame["method"] == m].sort_values(x)
         if sub.empty:
@@ -126,7 +195,16 @@ def draw_lines(ax, frame: pd.DataFrame, x: str, methods, logy=True, logx=False) 
 
 
 def dataset_note(dataset: str, n=None, d=None) -> str:
-    """``"real: English word frequencies (wordfreq); n = 1,000,000, d = 42,178"``."""
+    """``"real: English word frequencies (wordfreq); n = 1,000,000, d = 42,178"``.
+
+    Parameters
+    ----------
+    dataset : str
+        A dataset name (with its options, as :func:`bayesldp.datasets.parse_dataset`
+        reads it); an unknown one is shown as it is.
+    n, d : int, optional
+        Number of users and items; shown only when both are given.
+    """
     from bayesldp.datasets import DATASETS, parse_dataset
 
     try:
@@ -176,6 +254,33 @@ def two_panel_rows(
 
     Left: the baselines (registry ``panel="left"``); right: the rest. Each line is a
     method's mean ``value`` of ``metric`` against ``x``. Returns those means.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Long results with columns ``metric``, ``method``, ``value``, ``x`` and
+        ``row_key`` (and ``dataset``, ``n``, ``d`` for the panel titles' notes).
+    metric : str
+        The metric plotted.
+    x : str
+        Column for the horizontal axis.
+    path : pathlib.Path
+        Where the figure is saved (:func:`save_figure`).
+    ylabel, xlabel : str
+        Axis labels.
+    logy : bool, default True
+        Logarithmic vertical axis.
+    logx : bool, default False
+        Logarithmic horizontal axis.
+    row_key : str, default "dataset"
+        Column whose values get a row of panels each.
+    title : str, default ""
+        Figure title (none when empty).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Mean ``value`` by ``row_key``, ``x`` and ``method``.
     """
     summary = _mean(results, metric, [row_key, x])
     keys = list(dict.fromkeys(summary[row_key]))
@@ -201,7 +306,21 @@ def two_panel_rows(
 
 
 def plot_vs_eps(metric: str, ylabel: str) -> Callable[[pd.DataFrame, Path], pd.DataFrame]:
-    """Return a plot function: ``metric`` against eps, one row of two panels per dataset."""
+    """Return a plot function: ``metric`` against eps, one row of two panels per dataset.
+
+    Parameters
+    ----------
+    metric : str
+        The metric plotted.
+    ylabel : str
+        Label of the vertical axis.
+
+    Returns
+    -------
+    callable
+        ``plot(results, folder)``: draws ``folder / "figure.png"`` with
+        :func:`two_panel_rows` and returns its means.
+    """
 
     def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
         return two_panel_rows(results, metric, "epsilon", folder / "figure.png", ylabel, "epsilon")

@@ -158,7 +158,19 @@ class MethodSpec:
         return ("numpy", *self.backends)
 
     def load(self, backend: str = "numpy") -> Callable[..., Estimate]:
-        """Return the implementing function for ``backend`` (imported on first use)."""
+        """Return the implementing function for ``backend`` (imported on first use).
+
+        Parameters
+        ----------
+        backend : {"numpy", "cvxpy"}, default "numpy"
+            The implementation wanted; ``"numpy"`` is :attr:`target`, others come from
+            :attr:`backends`.
+
+        Raises
+        ------
+        ValueError
+            An unknown backend, or one this method does not offer.
+        """
         check_choice(backend, BACKENDS, "backend")
         if backend == "numpy":
             target = self.target
@@ -175,7 +187,16 @@ class MethodSpec:
         return getattr(importlib.import_module(module), func)
 
     def options(self, backend: str = "numpy") -> tuple[str, ...]:
-        """Names of the options the implementation accepts (besides ``fixed_options``)."""
+        """Names of the options the implementation accepts (besides ``fixed_options``).
+
+        Read from the signature of the implementing function, after its first (the
+        measurement) parameter; ``*args`` and ``**kwargs`` are not options.
+
+        Parameters
+        ----------
+        backend : {"numpy", "cvxpy"}, default "numpy"
+            Whose implementation to read (:meth:`load`).
+        """
         params = list(inspect.signature(self.load(backend)).parameters.values())[1:]
         return tuple(
             p.name
@@ -184,7 +205,15 @@ class MethodSpec:
         )
 
     def accepts(self, option: str, backend: str = "numpy") -> bool:
-        """Whether the implementation takes ``option`` (e.g. ``"rng"``)."""
+        """Whether the implementation takes ``option`` (e.g. ``"rng"``).
+
+        Parameters
+        ----------
+        option : str
+            Name of a keyword parameter.
+        backend : {"numpy", "cvxpy"}, default "numpy"
+            Whose implementation to ask (:meth:`options`).
+        """
         return option in self.options(backend)
 
 
@@ -235,7 +264,14 @@ def register_method(spec: MethodSpec | None = None, /, **fields: Any) -> MethodS
 
 
 def get_method(name: str) -> MethodSpec:
-    """Return the declaration of method ``name``; ValueError listing the names if unknown."""
+    """Return the declaration of method ``name``; ValueError listing the names if unknown.
+
+    Parameters
+    ----------
+    name : str
+        A registered method name, e.g. ``"norm-sub"`` (no ``@backend`` suffix: see
+        :func:`parse_method`).
+    """
     if not isinstance(name, str):
         raise ValueError(f"method must be a string, got {type(name).__name__}")
     try:
@@ -268,7 +304,18 @@ def method_names(**flags: Any) -> tuple[str, ...]:
 
 
 def parse_method(text: str) -> tuple[MethodSpec, str]:
-    """Parse ``"name"`` or ``"name@backend"`` into (spec, backend); ValueError if unknown."""
+    """Parse ``"name"`` or ``"name@backend"`` into (spec, backend); ValueError if unknown.
+
+    Parameters
+    ----------
+    text : str
+        A method name, optionally followed by ``@`` and a backend it offers.
+
+    Returns
+    -------
+    tuple of (MethodSpec, str)
+        The method's declaration and the backend (``"numpy"`` when none is named).
+    """
     if not isinstance(text, str) or not text:
         raise ValueError(f"method must be a non-empty string, got {text!r}")
     name, _, backend = text.partition("@")

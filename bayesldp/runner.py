@@ -225,18 +225,36 @@ PlotFunction = Callable[[pd.DataFrame, Path], pd.DataFrame]
 
 
 def grid_seed(task: Task) -> np.random.SeedSequence:
-    """``SeedSequence([seed, crc32("experiment|dataset|eps|rep")])``: the grid's rule."""
+    """``SeedSequence([seed, crc32("experiment|dataset|eps|rep")])``: the grid's rule.
+
+    Parameters
+    ----------
+    task : Task
+        The cell; its seed depends on the cell only, not on the rest of the grid.
+    """
     tag = f"{task.experiment}|{task.dataset}|{task.epsilon!r}|{task.rep}"
     return np.random.SeedSequence([task.seed, zlib.crc32(tag.encode())])
 
 
 def rep_seed(task: Task) -> np.random.SeedSequence:
-    """``SeedSequence([seed, rep])``, i.e. ``default_rng([seed, rep])``."""
+    """``SeedSequence([seed, rep])``, i.e. ``default_rng([seed, rep])``.
+
+    Parameters
+    ----------
+    task : Task
+        The cell; only its base seed and repetition enter.
+    """
     return np.random.SeedSequence([task.seed, task.rep])
 
 
 def spawn_seed(task: Task) -> np.random.SeedSequence:
-    """Child ``rep`` of ``SeedSequence(seed)``, i.e. ``SeedSequence(seed).spawn(reps)[rep]``."""
+    """Child ``rep`` of ``SeedSequence(seed)``, i.e. ``SeedSequence(seed).spawn(reps)[rep]``.
+
+    Parameters
+    ----------
+    task : Task
+        The cell; only its base seed and repetition enter.
+    """
     return np.random.SeedSequence(task.seed, spawn_key=(task.rep,))
 
 
@@ -303,7 +321,13 @@ class Experiment:
                 raise ValueError(f"option {key!r} of {self.name} is not in its grid's params")
 
     def grid_for(self, mode: str) -> Grid:
-        """Return the grid of ``mode`` (``"default"`` or ``"quick"``)."""
+        """Return the grid of ``mode`` (``"default"`` or ``"quick"``).
+
+        Parameters
+        ----------
+        mode : {"default", "quick"}
+            ``"quick"`` for :attr:`quick`, ``"default"`` for :attr:`grid`.
+        """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         return self.quick if mode == "quick" else self.grid
@@ -314,7 +338,22 @@ def find_experiments(package: str = EXPERIMENTS_PACKAGE) -> Mapping[str, Experim
     """Every experiment of ``package``: its modules that define ``EXPERIMENT``.
 
     Modules without one (reports over saved results, examples) are skipped. An
-    experiment is named after its module.
+    experiment is named after its module. Cached per package.
+
+    Parameters
+    ----------
+    package : str, default ``EXPERIMENTS_PACKAGE``
+        Dotted name of the package to search (modules starting with ``_`` are skipped).
+
+    Returns
+    -------
+    mapping of str to Experiment
+        Read-only, by name, in module-name order.
+
+    Raises
+    ------
+    ValueError
+        A module's experiment is not named after the module.
     """
     pkg = importlib.import_module(package)
     found: dict[str, Experiment] = {}
@@ -335,7 +374,13 @@ def find_experiments(package: str = EXPERIMENTS_PACKAGE) -> Mapping[str, Experim
 
 
 def get_experiment(name: str) -> Experiment:
-    """Return the experiment called ``name``; ValueError listing them if there is none."""
+    """Return the experiment called ``name``; ValueError listing them if there is none.
+
+    Parameters
+    ----------
+    name : str
+        An experiment's name (its module's name in :data:`EXPERIMENTS_PACKAGE`).
+    """
     experiments = find_experiments()
     if name not in experiments:
         raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(experiments)}")
@@ -379,7 +424,23 @@ def bayes_methods() -> tuple[str, ...]:
 
 
 def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
-    """Check every method spec (``name`` or ``name@backend``) against the registry."""
+    """Check every method spec (``name`` or ``name@backend``) against the registry.
+
+    Parameters
+    ----------
+    specs : iterable of str
+        Method specs; at least one, none given twice.
+
+    Returns
+    -------
+    tuple of str
+        ``specs``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        No spec, an unknown method or backend, or a spec given twice.
+    """
     from bayesldp.registry import parse_method
 
     specs = tuple(specs)
@@ -403,6 +464,13 @@ def method_seed(seq: np.random.SeedSequence, method: str) -> np.random.SeedSeque
     task's other streams (simulation, query sets: ``seq.spawn`` children) are the same
     whichever methods run, and keyed by the method's name rather than its position, so
     adding a method changes no other method's numbers.
+
+    Parameters
+    ----------
+    seq : numpy.random.SeedSequence
+        The task's sequence (left unchanged).
+    method : str
+        The method spec, e.g. ``"ibu"`` or ``"mle@cvxpy"``.
     """
     key = (*seq.spawn_key, METHOD_STREAM, zlib.crc32(method.encode()))
     return np.random.SeedSequence(seq.entropy, spawn_key=key, pool_size=seq.pool_size)
@@ -466,6 +534,15 @@ def load_dataset(spec: str):
 
     Synthetic datasets are drawn with their builders' fixed default seed, so the true
     data are the same in every repetition, as in the papers.
+
+    Parameters
+    ----------
+    spec : str
+        A dataset spec, as :func:`bayesldp.datasets.get_dataset` reads it.
+
+    Returns
+    -------
+    Dataset
     """
     from bayesldp.datasets import get_dataset
 
@@ -473,14 +550,36 @@ def load_dataset(spec: str):
 
 
 def is_real(dataset: str) -> bool:
-    """Whether a dataset spec names real (not synthetic) data."""
+    """Whether a dataset spec names real (not synthetic) data.
+
+    Parameters
+    ----------
+    dataset : str
+        A dataset spec, as :func:`bayesldp.datasets.parse_dataset` reads it.
+    """
     from bayesldp.datasets import DATASETS, parse_dataset
 
     return DATASETS[parse_dataset(dataset)[0]].kind != "synthetic"
 
 
 def simulate(dataset, oracle: str, epsilon: float, rng: np.random.Generator):
-    """One round of the oracle on the dataset's true counts."""
+    """One round of the oracle on the dataset's true counts.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Gives the true ``counts`` and the domain size ``d``.
+    oracle : str
+        Oracle name (:func:`bayesldp.oracles.make_oracle`).
+    epsilon : float
+        Privacy budget.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    Measurement
+    """
     from bayesldp.oracles import make_oracle
 
     return make_oracle(oracle, epsilon, dataset.d).simulate(dataset.counts, rng)
@@ -614,6 +713,18 @@ def config_digest(experiment: Experiment, config: Config) -> str:
     With independent tasks the grid's extent (datasets, eps, oracles, repetitions) is
     left out: a part is keyed by its cell and its seed depends on the cell only, so a
     grid can grow and keep the parts it has.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        Decides, through ``independent_tasks``, whether the grid's extent enters.
+    config : Config
+        The run's configuration (its ``mode`` never enters).
+
+    Returns
+    -------
+    str
+        The first 16 hexadecimal digits of a SHA-256.
     """
     data = asdict(config)
     data.pop("mode")
@@ -625,14 +736,28 @@ def config_digest(experiment: Experiment, config: Config) -> str:
 
 
 def reps_for(config: Config, dataset: str) -> int:
-    """Repetitions of one dataset: ``config.real_reps`` caps the real ones."""
+    """Repetitions of one dataset: ``config.real_reps`` caps the real ones.
+
+    Parameters
+    ----------
+    config : Config
+        Gives ``reps`` and ``real_reps``.
+    dataset : str
+        A dataset spec.
+    """
     if config.real_reps and is_real(dataset):
         return min(config.reps, config.real_reps)
     return config.reps
 
 
 def make_tasks(config: Config) -> list[Task]:
-    """Return the grid's tasks in a fixed order (oracle, dataset, eps, repetition)."""
+    """Return the grid's tasks in a fixed order (oracle, dataset, eps, repetition).
+
+    Parameters
+    ----------
+    config : Config
+        The grid (real datasets get at most ``real_reps`` repetitions).
+    """
     return [
         Task(config, oracle, ds, float(eps), rep)
         for oracle in config.oracles
@@ -647,7 +772,21 @@ def make_tasks(config: Config) -> list[Task]:
 
 
 def execute(experiment: Experiment, task: Task) -> pd.DataFrame:
-    """Run one task (in any process): its tidy rows with the cell's columns."""
+    """Run one task (in any process): its tidy rows with the cell's columns.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        Whose ``task`` and ``seed`` are used.
+    task : Task
+        The cell to run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The task's rows, with the cell, the seed's entropy, the seconds taken and the
+        package version as columns.
+    """
     dataset = load_dataset(task.dataset)
     seq = experiment.seed(task)
     t0 = time.perf_counter()
@@ -677,7 +816,17 @@ def _part_paths(folder: Path, key: str) -> tuple[Path, Path]:
 
 
 def write_part(folder: Path, key: str, frame: pd.DataFrame) -> None:
-    """Write a task's rows atomically, then its record (row count, size, SHA-256)."""
+    """Write a task's rows atomically, then its record (row count, size, SHA-256).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The run's folder (the part goes under ``parts/``).
+    key : str
+        The task's :attr:`Task.key`.
+    frame : pandas.DataFrame
+        The task's rows, written as CSV.
+    """
     data = frame.to_csv(index=False).encode()
     csv_path, record_path = _part_paths(folder, key)
     with atomic_open(csv_path, "wb") as fh:
@@ -687,7 +836,15 @@ def write_part(folder: Path, key: str, frame: pd.DataFrame) -> None:
 
 
 def part_is_valid(folder: Path, key: str) -> bool:
-    """Whether part ``key`` exists and matches its record (size and SHA-256)."""
+    """Whether part ``key`` exists and matches its record (size and SHA-256).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The run's folder.
+    key : str
+        The task's :attr:`Task.key`.
+    """
     csv_path, record_path = _part_paths(folder, key)
     try:
         record = json.loads(record_path.read_text())
@@ -735,7 +892,15 @@ def _read_stamp(folder: Path) -> dict | None:
 
 
 def saved_config(folder: Path) -> Config | None:
-    """Return the configuration ``folder`` was last run with (its ``config.json``), or None."""
+    """Return the configuration ``folder`` was last run with (its ``config.json``), or None.
+
+    None also when the stamp was written by another version of the runner.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The run's folder.
+    """
     stamp = _read_stamp(folder)
     if stamp is None:
         return None
@@ -756,6 +921,22 @@ def prepare(
     A task is done when its part matches its record; a missing, truncated or otherwise
     damaged part is run again (logged). A folder made with another configuration is
     refused (ValueError) unless ``restart``, which removes its parts.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment run.
+    config : Config
+        Its configuration; recorded in ``folder/config.json``.
+    folder : pathlib.Path
+        The run's folder.
+    restart : bool, default False
+        Remove the parts of another configuration instead of refusing the folder.
+
+    Returns
+    -------
+    list of Task
+        In :func:`make_tasks` order.
     """
     folder = Path(folder)
     _check_writable(folder)
@@ -802,6 +983,27 @@ def combine(
 
     Parts that are missing (a run still going or stopped) are left out and counted in
     the metadata (``tasks`` against ``tasks_done``).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment run.
+    config : Config
+        Its configuration; decides which parts belong to it.
+    folder : pathlib.Path
+        The run's folder.
+    elapsed : float, optional
+        Wall seconds of the last run, recorded in the metadata.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The joined results, in the order of the parts' names.
+
+    Raises
+    ------
+    ValueError
+        No part of this configuration is valid.
     """
     folder = Path(folder)
     tasks = make_tasks(config)
@@ -833,7 +1035,20 @@ def combine(
 
 
 def plot(experiment: Experiment, folder: Path) -> pd.DataFrame:
-    """Draw ``experiment``'s figures from ``folder/results.csv``; write ``summary.csv``."""
+    """Draw ``experiment``'s figures from ``folder/results.csv``; write ``summary.csv``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        Whose ``plot`` draws the figures.
+    folder : pathlib.Path
+        The run's folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary table.
+    """
     folder = Path(folder)
     results = pd.read_csv(
         folder / "results.csv", keep_default_na=False, na_values=[""], low_memory=False
@@ -929,7 +1144,15 @@ def _sigint_ignored():
 
 
 def close_client(client, own_cluster: bool = True) -> None:
-    """Close a client from :func:`make_client` (and its LocalCluster if it made one)."""
+    """Close a client from :func:`make_client` (and its LocalCluster if it made one).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client or None
+        The client; None (the synchronous scheduler) does nothing.
+    own_cluster : bool, default True
+        Close the client's cluster too (False when connected to an outside scheduler).
+    """
     if client is None:
         return
     cluster = client.cluster
@@ -1017,7 +1240,29 @@ def run(
     restart: bool = False,
     draw: bool = True,
 ) -> RunResult:
-    """Run (or resume) one experiment in ``folder``; combine, and plot unless ``draw=False``."""
+    """Run (or resume) one experiment in ``folder``; combine, and plot unless ``draw=False``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment to run.
+    config : Config
+        Its configuration.
+    folder : str or os.PathLike
+        The run's folder; valid parts already there are kept (:func:`prepare`).
+    client : dask.distributed.Client, optional
+        Run the tasks on it; by default in this process, in order.
+    progress : callable, optional
+        Called with 1 after each part is written.
+    restart : bool, default False
+        Remove the parts of another configuration instead of refusing the folder.
+    draw : bool, default True
+        Draw the figures and write ``summary.csv``.
+
+    Returns
+    -------
+    RunResult
+    """
     folder = Path(folder)
     t0 = time.perf_counter()
     todo = prepare(experiment, config, folder, restart=restart)
@@ -1039,6 +1284,16 @@ def simulate_and_apply(task: Task, dataset, seq: np.random.SeedSequence):
     """Simulate the task's oracle once (with ``seq``'s first child) and apply every method.
 
     Returns ``(estimates, seconds, warnings)`` as :func:`apply_methods` does.
+
+    Parameters
+    ----------
+    task : Task
+        Gives the oracle, epsilon and methods.
+    dataset : Dataset
+        The loaded dataset; its true counts also go to methods that need them.
+    seq : numpy.random.SeedSequence
+        The task's sequence; the simulation uses the next child it spawns (the first,
+        when nothing was spawned from it before).
     """
     rng = np.random.default_rng(seq.spawn(1)[0])
     m = simulate(dataset, task.oracle, task.epsilon, rng)
@@ -1048,7 +1303,20 @@ def simulate_and_apply(task: Task, dataset, seq: np.random.SeedSequence):
 def method_rows(
     metric: str, param: float, values: Mapping[str, float], seconds: Mapping, notes: Mapping
 ) -> list[Row]:
-    """Rows ``(method, metric, param, value, seconds, warning)``, one per method of ``values``."""
+    """Rows ``(method, metric, param, value, seconds, warning)``, one per method of ``values``.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name.
+    param : float
+        The metric's parameter (e.g. a set size or ``k``; NaN when it has none).
+    values : mapping of str to float
+        The metric's value per method.
+    seconds, notes : mapping
+        Per method: the seconds it took and its warnings' text (as
+        :func:`apply_methods` returns them).
+    """
     return [(m, metric, param, float(v), seconds[m], notes[m]) for m, v in values.items()]
 
 

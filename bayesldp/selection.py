@@ -141,7 +141,24 @@ def _exceed_probability(uncertainty: Uncertainty, threshold: float) -> np.ndarra
 
 
 def estimate_heavy_hitters(estimate: Estimate, threshold, alpha=0.05) -> HeavyHitters:
-    """Implement :meth:`bayesldp.Estimate.heavy_hitters` (see there)."""
+    """Implement :meth:`bayesldp.Estimate.heavy_hitters` (see there).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate asked about. With posterior draws the items whose posterior
+        probability of exceeding ``threshold`` is above ``1 - alpha``; otherwise Holm's
+        procedure on the raw estimates' one-sided p-values.
+    threshold : float
+        In (0, 1].
+    alpha : float, default 0.05
+        In (0, 1).
+
+    Returns
+    -------
+    HeavyHitters
+        The chosen items, strongest first (ties by index).
+    """
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)
     alpha = check_float(alpha, "alpha", minimum=0.0, maximum=1.0, strict_minimum=True,
                         strict_maximum=True)  # fmt: skip
@@ -166,6 +183,20 @@ def top_k_probability(uncertainty: Uncertainty, k: int, clip: bool = False) -> n
     Ties within a draw are broken by index, so every draw has exactly ``k`` items in
     its top ``k`` and the result sums to ``k``. ``clip`` sets negative draws to 0
     first (``post-pos``, whose answers are clipped).
+
+    Parameters
+    ----------
+    uncertainty : Uncertainty
+        The draws, read chunk by chunk.
+    k : int
+        In ``[1, d]``.
+    clip : bool, default False
+        Set negative draws to 0 before ranking.
+
+    Returns
+    -------
+    numpy.ndarray
+        Length ``d``, values in [0, 1].
     """
     hits = None
     d = None

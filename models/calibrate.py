@@ -48,6 +48,19 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
     With zero inflation and many items (more than ``NODE_RATIO`` per node of
     :class:`bayesldp.models.chebyshev.ChebyshevLikelihood`), the sum over items is a
     weighted sum over the nodes, so the graph NUTS evaluates does not grow with ``d``.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    lik : bayesldp.models.chebyshev.ChebyshevLikelihood
+        The items' marginal likelihoods in ``s``, interpolated over the prior's bounds.
+    zero_inflated : bool
+        Add the point mass :math:`\pi` at count 0.
+
+    Returns
+    -------
+    pymc.Model
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -113,7 +126,33 @@ def sample_exponent(
     progressbar: bool,
     degree: int = 24,
 ) -> tuple[ExponentPosterior, np.random.Generator]:
-    """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence."""
+    """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    zero_inflated : bool
+        Also sample the zero weight ``pi`` (:func:`build_model`).
+    s_bounds : (float, float)
+        Support of the uniform prior on ``s``.
+    draws, tune, chains : int
+        NUTS settings (per chain); chains run one after the other.
+    rng : numpy.random.Generator, int or None
+        Randomness of the whole fit.
+    progressbar : bool
+        Show PyMC's progress bar.
+    degree : int, default 24
+        Chebyshev points of the likelihood's interpolant in ``s``
+        (:func:`bayesldp.models.chebyshev.build`).
+
+    Returns
+    -------
+    ExponentPosterior
+        Draws of ``s`` and ``pi`` with the inference data and diagnostics.
+    numpy.random.Generator
+        The generator the sampler's seed came from, for the draws that follow.
+    """
     import pymc as pm
 
     check_sampler_args(draws, tune, chains)
@@ -154,7 +193,15 @@ def sample_exponent(
 
 
 def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
-    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
+    """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``.
+
+    Parameters
+    ----------
+    post : ExponentPosterior
+        The posterior draws.
+    points : int
+        Number of draws picked, at least 1 (at the quantiles ``(i + 0.5) / points``).
+    """
     order = np.argsort(post.s, kind="stable")
     picks = ((np.arange(points) + 0.5) * order.size / points).astype(int)
     return order[picks]
@@ -171,6 +218,24 @@ def item_moments(
 
     ``shift`` tilts the prior by :math:`e^{\lambda x}` with :math:`\lambda =`
     ``shift`` :math:`/\sigma_c^2`, which moves each Gaussian likelihood by ``shift``.
+
+    Parameters
+    ----------
+    lik : bayesldp.models.chebyshev.ChebyshevLikelihood
+        Gives the count estimates ``y``, their noise ``sigma_c`` and ``n``.
+    s : float
+        The power-law exponent.
+    pi : float
+        Prior weight of count 0 (0 without zero inflation).
+    shift : float, default 0.0
+        Shift of every estimate, in counts (the tilt above).
+    grid : bayesldp.calibrate.PosteriorGrid, optional
+        Interpolated posterior moments covering ``y + shift``; built when omitted.
+
+    Returns
+    -------
+    w1, mean, var : numpy.ndarray
+        Per item, shape ``(d,)``.
     """
     y, sigma_c = lik.y, lik.sigma_c
     z = y + shift
@@ -190,7 +255,17 @@ def item_moments(
 
 
 def power_log_mass(grid: lomax.CountGrid, s: float, pi: float) -> np.ndarray:
-    r"""Log prior mass of each count cell: :math:`\pi` at 0, the rest :math:`\propto k^{-s}`."""
+    r"""Log prior mass of each count cell: :math:`\pi` at 0, the rest :math:`\propto k^{-s}`.
+
+    Parameters
+    ----------
+    grid : bayesldp.models.lomax.CountGrid
+        Count cells covering ``0..n``.
+    s : float
+        The power-law exponent.
+    pi : float
+        Weight of count 0; with ``pi <= 0`` the cell at 0 has no mass.
+    """
     lm = np.full(grid.x.size, -np.inf)
     pos = grid.x >= 1
     lm[pos] = -s * np.log(grid.x[pos]) + grid.log_width[pos]
@@ -309,6 +384,13 @@ def bayes_power_zi(m: Measurement, **options) -> Estimate:
     samples only ``(s, pi)`` (fast at large ``d``), where the composable layer
     (:mod:`bayesldp.models.ldp_likelihood` with :mod:`bayesldp.models.fit`) puts any PyMC
     prior on the frequencies with the oracle's exact binomial/multinomial likelihood.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    **options
+        Keyword arguments of :func:`bayes_power` other than ``zero_inflated``.
     """
     return bayes_power(m, zero_inflated=True, **options)
 
@@ -325,6 +407,17 @@ def prior_predictive(
     Each sample draws ``s`` from its prior, ``d`` counts from the power law on ``1..n``
     and Gaussian noise with the oracle's standard deviation. Returns shape
     ``(samples, d)``, comparable with ``m.estimates * m.n``.
+
+    Parameters
+    ----------
+    m : Measurement
+        Gives ``n``, ``d`` and the noise.
+    s_bounds : (float, float), default (0.5, 3.5)
+        Support of the uniform prior on ``s``.
+    samples : int, default 100
+        Number of samples.
+    rng : numpy.random.Generator
+        Source of randomness.
     """
     lo, hi = s_bounds
     n, d, sigma_c = m.n, m.domain_size, m.sigma * m.n

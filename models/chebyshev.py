@@ -67,15 +67,33 @@ class ChebyshevLikelihood:
     node_coef: np.ndarray | None = None
 
     def to_unit(self, s):
-        """Map ``s`` in ``[lo, hi]`` to ``t`` in ``[-1, 1]``."""
+        """Map ``s`` in ``[lo, hi]`` to ``t`` in ``[-1, 1]``.
+
+        Parameters
+        ----------
+        s : float, numpy.ndarray or TensorVariable
+            Exponent(s) in ``[lo, hi]``.
+        """
         return (2 * s - (self.lo + self.hi)) / (self.hi - self.lo)
 
     def item_log_evidence(self, s: float) -> np.ndarray:
-        """:math:`A_v(s)` for every item (numpy)."""
+        """:math:`A_v(s)` for every item (numpy).
+
+        Parameters
+        ----------
+        s : float
+            The exponent, in ``[lo, hi]``.
+        """
         return C.chebval(self.to_unit(s), self.coef.T)
 
     def log_norm(self, s: float) -> float:
-        r""":math:`\log H_n(s)`."""
+        r""":math:`\log H_n(s)`.
+
+        Parameters
+        ----------
+        s : float
+            The exponent, in ``[lo, hi]``.
+        """
         return float(C.chebval(self.to_unit(s), self.log_h))
 
     def log_gauss_const(self) -> float:
@@ -144,6 +162,13 @@ def chebyshev_basis_tensor(t, degree: int):
     Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
     recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk
     by 1e-15 so that arccos's derivative stays finite at the ends of the interval.
+
+    Parameters
+    ----------
+    t : TensorVariable
+        A scalar in [-1, 1].
+    degree : int
+        Number of polynomials returned.
     """
     import pytensor.tensor as pt
 
@@ -155,6 +180,15 @@ def chebval_tensor(t, coef, degree: int):
     """Evaluate a Chebyshev series in pytensor: ``sum_k coef[..., k] T_k(t)``.
 
     ``degree`` is the number of coefficients (the length of ``coef``'s last axis).
+
+    Parameters
+    ----------
+    t : TensorVariable
+        A scalar in [-1, 1].
+    coef : numpy.ndarray or TensorVariable
+        Coefficients, shape ``(..., degree)``.
+    degree : int
+        Number of coefficients.
     """
     import pytensor.tensor as pt
 
@@ -167,6 +201,18 @@ def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     Each ``y_v`` spreads its unit weight over the four nodes around it with the cubic
     Lagrange basis, so the sum over items of a function smooth on the nodes' scale
     costs one dot product with its values at the nodes, whatever ``d``.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        The items' count estimates.
+    nodes : numpy.ndarray
+        Increasing nodes, at least 4, normally covering ``y``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per node.
     """
     y = np.asarray(y, dtype=float)
     if nodes.size < 4:

@@ -113,7 +113,26 @@ def _likelihood_moments(kind, f, n, p, q):
 def replicate_counts(
     kind: str, frequencies: np.ndarray, n: int, p: float, q: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """Support counts drawn from likelihood ``kind`` given each row of ``frequencies``."""
+    """Support counts drawn from likelihood ``kind`` given each row of ``frequencies``.
+
+    Parameters
+    ----------
+    kind : {"multinomial", "binomial", "gaussian"}
+        The support-count likelihood; any other value is treated as ``"gaussian"``.
+    frequencies : numpy.ndarray
+        Frequency vectors, shape ``(..., d)``, one replicate per row.
+    n : int
+        Number of users.
+    p, q : float
+        Support probabilities of the oracle.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``frequencies``; integers except for ``"gaussian"`` (floats).
+    """
     f = np.asarray(frequencies, dtype=np.float64)
     pi, var = _likelihood_moments(kind, f, n, p, q)
     if kind == "multinomial":

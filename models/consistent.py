@@ -81,13 +81,21 @@ def _check_bounds(bounds, name: str, positive: bool) -> tuple[float, float]:
 
 
 def default_c_bounds(n: int, sigma_c: float) -> tuple[float, float]:
-    """Support of the scale ``c`` derived from the data: ``(0.01, n)``.
+    r"""Support of the scale ``c`` derived from the data: ``(0.01, n)``.
 
     Below 0.01 the prior is a point mass at 0 plus an :math:`x^{-s}` tail whatever
     ``c`` is (:math:`(1 + 1/c)^{-s}` is below :math:`100^{-s}`); a scale up to the
     largest possible count ``n`` lets the prior stay flat over every count the data
     hold (the fixed bound 10^4 was hit in 60 of 61 fits on US city populations, whose
     smallest items have ~500 users and whose largest 88,000).
+
+    Parameters
+    ----------
+    n : int
+        Number of users; the upper end is ``max(n, 100)``.
+    sigma_c : float
+        Noise standard deviation of a count estimate; unused (the noise level moves
+        neither end).
     """
     del sigma_c  # the noise level does not move either end
     return 0.01, float(max(n, 100))
@@ -103,6 +111,22 @@ def find_mode(
     Hessian (central differences); where that is not positive definite, the
     covariance of a uniform law on the bounds. Either only seeds the sampling region
     (:func:`find_region`), which is grown and re-whitened until it holds the posterior.
+
+    Parameters
+    ----------
+    problem : bayesldp.models.lomax.Problem
+        The count estimates, noise and total.
+    s_bounds : (float, float)
+        Bounds of the exponent ``s``.
+    u_bounds : (float, float)
+        Bounds of ``log c``.
+
+    Returns
+    -------
+    mode : numpy.ndarray
+        ``(s, log c)`` at the mode (kept two finite-difference steps inside the bounds).
+    cov : numpy.ndarray
+        Its 2 x 2 covariance.
     """
 
     def neg(theta):
@@ -216,6 +240,26 @@ def find_region(target, mode, chol, s_bounds, u_bounds, peak: float):
     while the log target on that side, inside the prior's bounds, comes within
     ``EDGE_DROP`` nats of the largest value seen; a side stops at the prior's extent.
     Returns the box and the largest value seen.
+
+    Parameters
+    ----------
+    target : callable
+        ``target(z0, z1)``: the log target at whitened coordinates.
+    mode : numpy.ndarray
+        Whitening centre, ``(s, log c)``.
+    chol : numpy.ndarray
+        Lower Cholesky factor of the whitening covariance, ``(s, log c) = mode + chol z``.
+    s_bounds, u_bounds : (float, float)
+        Bounds of ``s`` and ``log c``.
+    peak : float
+        Largest log target seen so far (e.g. at the centre).
+
+    Returns
+    -------
+    box : numpy.ndarray
+        Shape ``(2, 2)``: the low and high end of each whitened axis.
+    peak : float
+        The largest log target seen, including on the sides probed.
     """
     box = np.array([[-BOX_SD, BOX_SD], [-BOX_SD, BOX_SD]])
     extent = _prior_extent(mode, chol, s_bounds, u_bounds)
@@ -302,6 +346,24 @@ def prepare(
     than a factor 1.5, or a correlation by more than 0.3), it is re-whitened with the
     posterior's mean and covariance and found again. The interpolant's degree is the
     first of ``degrees`` whose error at off-node check points is below ``MAX_ERROR``.
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    s_bounds : (float, float), default (0.5, 8.0)
+        Support of the exponent's uniform prior, ``0 < lo < hi``.
+    c_bounds : (float, float), optional
+        Support of the scale, ``0 < lo < hi``; by default :func:`default_c_bounds`.
+    degrees : tuple of int, default ``DEGREES``
+        Chebyshev degrees tried in turn.
+    exact : bool, optional
+        Force (``True``) or forbid (``False``) the exact computations of small problems;
+        None lets the problem's size decide.
+
+    Returns
+    -------
+    ScaleModelSpec
     """
     s_lo, s_hi = _check_bounds(s_bounds, "s_bounds", positive=True)
     if c_bounds is None:
@@ -353,6 +415,16 @@ def build_scale_model(spec: ScaleModelSpec):
     density. NUTS therefore never meets a wall of zero density: with ``-inf`` outside
     the bounds instead, posteriors near a bound of ``s`` gave hundreds of divergent
     transitions.
+
+    Parameters
+    ----------
+    spec : ScaleModelSpec
+        Region, whitening and interpolant, as :func:`prepare` returns them; everything
+        that depends on the measurement enters the model as data.
+
+    Returns
+    -------
+    pymc.Model
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -435,6 +507,32 @@ def sample_scale(
     the posterior (:func:`prepare`), in whitened coordinates, and interpolated there;
     NUTS samples those coordinates inside the region (a warning says when draws come
     near a side of it that the prior's bounds do not cut).
+
+    Parameters
+    ----------
+    m : Measurement
+        The oracle output.
+    s_bounds : (float, float)
+        Support of the exponent's uniform prior.
+    c_bounds : (float, float) or None
+        Support of the scale; None for :func:`default_c_bounds`.
+    draws, tune, chains : int
+        NUTS settings (per chain); chains run one after the other.
+    rng : numpy.random.Generator, int or None
+        Randomness of the whole fit.
+    progressbar : bool
+        Show PyMC's progress bar.
+    degrees : tuple of int, default ``DEGREES``
+        Chebyshev degrees tried in turn (:func:`prepare`).
+    exact : bool, optional
+        Force or forbid the exact computations of small problems (:func:`prepare`).
+
+    Returns
+    -------
+    ScalePosterior
+        The draws of ``s`` and ``log c`` with the inference data and diagnostics.
+    numpy.random.Generator
+        The generator the sampler's seed came from, for the draws that follow.
     """
     import pymc as pm
 
@@ -509,6 +607,21 @@ def tilt(problem: S.Problem, s: float, c: float, span: float | None = None):
     Returns ``(shift, mean, var)``: the shift of every count estimate whose posterior
     means sum to ``n`` (the saddle point of :func:`bayesldp.models.lomax.saddle_point`),
     and the items' posterior means and variances there.
+
+    Parameters
+    ----------
+    problem : bayesldp.models.lomax.Problem
+        The count estimates, noise and total.
+    s, c : float
+        The prior's exponent and scale.
+    span : float, optional
+        Search the shift within ``+-span`` counts; by default ``TILT_SPAN`` noise
+        standard deviations.
+
+    Raises
+    ------
+    RuntimeError
+        No shift within the span makes the posterior means sum to ``n``.
     """
     span = S.TILT_SPAN * problem.sigma_c if span is None else float(span)
     mom = problem.moments(s, c, pad=span)
@@ -543,6 +656,25 @@ def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
     instead would scale the largest items by the noise of all the others and make
     their intervals too wide.) The rare negative values this leaves are set to zero
     and the row is renormalised.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Draws of the counts, shape ``(draws, d)``.
+    var : numpy.ndarray
+        Each item's posterior variance, shape ``(d,)``.
+    n : int
+        Number of users.
+
+    Returns
+    -------
+    numpy.ndarray
+        Frequencies, each row summing to 1.
+
+    Raises
+    ------
+    RuntimeError
+        A row has no positive count left.
     """
     excess = x.sum(axis=1, keepdims=True) - n
     out = x - (var / var.sum())[None, :] * excess

@@ -142,7 +142,18 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
 
 
 def set_hints(model, name: str, measurement: Measurement) -> None:
-    """Move the coordinates of :func:`dirichlet_simplex` ``name`` to another measurement."""
+    """Move the coordinates of :func:`dirichlet_simplex` ``name`` to another measurement.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model holding ``dirichlet_simplex(name, ...)``.
+    name : str
+        The frequency vector's name, as given to :func:`dirichlet_simplex`.
+    measurement : Measurement
+        The measurement the model will be fitted to next; its
+        :func:`parametrization_hints` replace the model's ``pm.Data`` hints.
+    """
     import pymc as pm
 
     hints = parametrization_hints(measurement)
@@ -150,7 +161,15 @@ def set_hints(model, name: str, measurement: Measurement) -> None:
 
 
 def check_normal_prior(value, name: str) -> tuple[float, float]:
-    """Return ``(mean, sd)`` of a normal prior, or raise ValueError naming ``name``."""
+    """Return ``(mean, sd)`` of a normal prior, or raise ValueError naming ``name``.
+
+    Parameters
+    ----------
+    value : (float, float)
+        The prior's mean (finite) and standard deviation (positive).
+    name : str
+        The argument's name, for the error message.
+    """
     try:
         mu, sd = value
     except (TypeError, ValueError):
@@ -200,7 +219,17 @@ MAX_CACHED_MODELS = 4
 
 
 def cached_model(key: tuple, build):
-    """Return the model cached under ``key``, built by ``build()`` on first use (a small LRU)."""
+    """Return the model cached under ``key``, built by ``build()`` on first use (a small LRU).
+
+    At most :data:`MAX_CACHED_MODELS` models are kept; the least recently used goes first.
+
+    Parameters
+    ----------
+    key : tuple
+        Hashable description of everything the model's structure depends on.
+    build : callable
+        Called without arguments to build the model when ``key`` is not cached.
+    """
     if key in _MODELS:
         _MODELS[key] = _MODELS.pop(key)
         return _MODELS[key]
@@ -226,6 +255,18 @@ def dirichlet_draws(alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     ``log Gamma(a) = log Gamma(a + 1) + log(U) / a`` (U uniform) keeps the log-gammas
     finite where ``Gamma(a)`` itself underflows to zero.
+
+    Parameters
+    ----------
+    alpha : numpy.ndarray
+        Positive concentrations, shape ``(..., d)``.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``alpha``, each row on the simplex.
     """
     alpha = np.asarray(alpha, dtype=np.float64)
     log_g = np.log(rng.standard_gamma(alpha + 1)) + np.log(rng.random(alpha.shape)) / alpha

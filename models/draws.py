@@ -40,7 +40,15 @@ __all__ = [
 
 
 def row_generator(seed: int, row: int) -> np.random.Generator:
-    """Return the random stream of draw ``row`` (independent of which chunk asks for it)."""
+    """Return the random stream of draw ``row`` (independent of which chunk asks for it).
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the whole set of draws.
+    row : int
+        The draw's number; its stream is ``SeedSequence(seed, spawn_key=(row,))``.
+    """
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(row,))))
 
 
@@ -125,7 +133,19 @@ class ItemPosteriorTable:
         return k, t - k
 
     def moments(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of the draws for estimates ``z`` (the mixture's moments)."""
+        """Mean and variance of the draws for estimates ``z`` (the mixture's moments).
+
+        Parameters
+        ----------
+        z : numpy.ndarray
+            (Shifted) count estimates, within the range the table was built for.
+
+        Returns
+        -------
+        mean, var : numpy.ndarray
+            Of the count drawn for each estimate: the mixture of the two tabulated grid
+            points around it.
+        """
         k, frac = self._locate(z)
         r0, r1 = self.row_of[k], self.row_of[k + 1]
         m0, m1 = self.mean_at[r0], self.mean_at[r1]
@@ -135,7 +155,20 @@ class ItemPosteriorTable:
         return mean, var
 
     def draw(self, z: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-        """One count per estimate in ``z``, from the tabulated posteriors."""
+        """One count per estimate in ``z``, from the tabulated posteriors.
+
+        Parameters
+        ----------
+        z : numpy.ndarray
+            (Shifted) count estimates, within the range the table was built for.
+        gen : numpy.random.Generator
+            Source of randomness (two uniforms per estimate).
+
+        Returns
+        -------
+        numpy.ndarray of float
+            One count per estimate, spread uniformly within the grid cell drawn.
+        """
         k, frac = self._locate(z)
         u = gen.random((2, z.size))
         row = self.row_of[k + (u[0] < frac)]
@@ -198,7 +231,13 @@ class ItemPosteriorDraws:
         return x / total
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``."""
+        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
+        """
         if not 0 <= start <= stop <= self.n_draws:
             raise ValueError(f"need 0 <= start <= stop <= {self.n_draws}, got {start}, {stop}")
         out = np.empty((stop - start, self.y.size))
@@ -222,7 +261,13 @@ class ExactTotalDraws:
     kind: str = "posterior"
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``."""
+        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``.
+
+        Parameters
+        ----------
+        start, stop : int
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
+        """
         if not 0 <= start <= stop <= self.n_draws:
             raise ValueError(f"need 0 <= start <= stop <= {self.n_draws}, got {start}, {stop}")
         d = self.points[0].q.shape[0]

@@ -112,6 +112,11 @@ def single_threaded(threads: int | None = 1):
     Uses :mod:`threadpoolctl` for the libraries already loaded in this process and the
     usual environment variables for processes started inside the block (PyMC's chain
     processes, numba's threading layer); both are restored on exit.
+
+    Parameters
+    ----------
+    threads : int or None, default 1
+        Threads per pool; None leaves the pools and the environment alone.
     """
     if threads is None:
         yield

@@ -137,7 +137,24 @@ def build_hier_model(
 
 
 def hier_prior_sampler(index: np.ndarray, concentration_prior, spread_prior: float):
-    """Draws of ``f`` from the bayes-hier prior: ``sample(size, rng)``, shape ``(size, d)``."""
+    r"""Draws of ``f`` from the bayes-hier prior: ``sample(size, rng)``, shape ``(size, d)``.
+
+    Parameters
+    ----------
+    index : numpy.ndarray of int
+        Group of each item, as :func:`group_index` returns it.
+    concentration_prior : (float, float)
+        Mean and standard deviation of the normal prior on :math:`\mu`.
+    spread_prior : float
+        Scale :math:`s_\tau` of the half-normal prior on :math:`\tau` (unused with one
+        group).
+
+    Returns
+    -------
+    callable
+        ``sample(size, rng)`` with ``size`` an int and ``rng`` a
+        :class:`numpy.random.Generator`.
+    """
     mu0, s0 = concentration_prior
     n_groups = int(index.max()) + 1
 

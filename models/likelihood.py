@@ -82,6 +82,15 @@ def gaussian_count_variance(n, p, q, f):
 
     :math:`n (q(1-q) + f (p-q)(1-p-q))`: each item's own variance, for NumPy arrays and
     PyTensor variables alike.
+
+    Parameters
+    ----------
+    n : int
+        Number of users.
+    p, q : float
+        Support probabilities of the oracle.
+    f : numpy.ndarray or TensorVariable
+        Frequencies of the items.
     """
     return support_count_variance(n, p, q, n * f)
 

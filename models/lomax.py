@@ -59,6 +59,14 @@ class CountGrid:
         Each cell is a run of consecutive counts represented by its middle (the
         midpoint rule), so sums of smooth functions over the counts are exact to second
         order in the cell width.
+
+        Parameters
+        ----------
+        n : int
+            Number of users, the largest count.
+        sigma_c : float
+            Noise standard deviation in counts; caps the cells' width (``CELL_SIGMA``
+            standard deviations).
         """
         exact = min(n + 1, EXACT_COUNTS)
         edges = list(range(exact + 1))  # cell j holds the counts edges[j] .. edges[j+1]-1
@@ -73,7 +81,15 @@ class CountGrid:
 
 
 def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
-    r"""Normalised log prior mass of each cell: :math:`\log P(x) + \log` width."""
+    r"""Normalised log prior mass of each cell: :math:`\log P(x) + \log` width.
+
+    Parameters
+    ----------
+    grid : CountGrid
+        The count cells.
+    s, c : float
+        Exponent and scale of the prior :math:`P(x) \propto (1 + x/c)^{-s}`.
+    """
     lm = -s * np.log1p(grid.x / c) + grid.log_width
     return lm - logsumexp(lm)
 
@@ -99,6 +115,22 @@ def node_moments(
     where the largest term left out, times the number of cells, could reach
     :math:`e^{-36}` of the smallest kept sum (a steep prior with its mass far below
     the point), the block sums every cell instead.
+
+    Parameters
+    ----------
+    grid : CountGrid
+        The count cells.
+    log_mass : numpy.ndarray
+        Normalised log prior mass per cell (:func:`log_prior_mass`).
+    sigma_c : float
+        Noise standard deviation in counts.
+    points : numpy.ndarray
+        The count estimates at which to evaluate.
+
+    Returns
+    -------
+    log_ev, mean, var : numpy.ndarray
+        One value per point, in the order of ``points``.
     """
     points = np.asarray(points, dtype=float)
     order = np.argsort(points, kind="stable")
@@ -161,7 +193,15 @@ def node_moments(
 
 
 def item_nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
-    """Interpolation nodes for the item quantities over ``[y_min, y_max]``."""
+    """Interpolation nodes for the item quantities over ``[y_min, y_max]``.
+
+    Parameters
+    ----------
+    y_min, y_max : float
+        Range of the count estimates to cover.
+    sigma_c : float
+        Noise standard deviation in counts.
+    """
     return spline_nodes(y_min, y_max, sigma_c, NODES_PER_SIGMA, KNEE_SIGMA, NODE_GROWTH)
 
 
@@ -213,19 +253,37 @@ class ItemMoments:
             )
 
     def log_evidence(self, y) -> np.ndarray:
-        r""":math:`\log \sum_x P(x)\,\mathcal N(y; x, \sigma_c^2)` per item."""
+        r""":math:`\log \sum_x P(x)\,\mathcal N(y; x, \sigma_c^2)` per item.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the nodes' range (else ValueError).
+        """
         y = np.asarray(y, dtype=float)
         self._check(y)
         return self._log_ev(y)
 
     def mean(self, y) -> np.ndarray:
-        """Posterior mean count per item."""
+        """Posterior mean count per item.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the nodes' range (else ValueError).
+        """
         y = np.asarray(y, dtype=float)
         self._check(y)
         return np.exp(self._log_mean(y))
 
     def variance(self, y) -> np.ndarray:
-        """Posterior variance of the count per item."""
+        """Posterior variance of the count per item.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Count estimates, within the nodes' range (else ValueError).
+        """
         y = np.asarray(y, dtype=float)
         self._check(y)
         return np.exp(self._log_var(y))
@@ -255,9 +313,22 @@ class Problem:
     def from_counts(
         cls, y: np.ndarray, sigma_c: float, n: int, exact: bool | None = None
     ) -> Problem:
-        """Set up the grid, nodes and weights for count estimates ``y``.
+        r"""Set up the grid, nodes and weights for count estimates ``y``.
 
         ``exact=None`` chooses exact convolution for small problems (see above).
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            Count estimates :math:`n \tilde f_v`.
+        sigma_c : float
+            Noise standard deviation in counts.
+        n : int
+            Number of users.
+        exact : bool, optional
+            Force (``True``) or forbid (``False``) the exact computation of the total's
+            probability; None chooses it when ``d (n + 1) <= EXACT_WORK`` and
+            ``n <= EXACT_MAX_N``.
         """
         y = np.asarray(y, dtype=float)
         sigma_c, n = float(sigma_c), int(n)
@@ -279,6 +350,13 @@ class Problem:
         """Item splines for prior ``(s, c)`` covering ``y`` widened by ``pad`` counts.
 
         With ``pad <= span`` the problem's own nodes are used (they cover ``span``).
+
+        Parameters
+        ----------
+        s, c : float
+            Exponent and scale of the prior.
+        pad : float, default 0.0
+            Widening of the estimates' range on each side, in counts.
         """
         lm = log_prior_mass(self.grid, s, c)
         lo, hi = float(self.y.min()) - pad, float(self.y.max()) + pad
@@ -309,6 +387,15 @@ def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) 
     approximation of the distribution tilted to the end of the range is used, which
     is continuous with the saddle point). ``span`` (``problem.span`` by default) must
     not exceed what ``mom`` covers.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem from :meth:`Problem.from_counts` (with nodes and weights).
+    mom : ItemMoments
+        The item splines of one prior, covering the estimates widened by ``span``.
+    span : float, optional
+        Search the shift within ``+-span`` counts; ``problem.span`` by default.
     """
     w, nodes, sc, n = problem.weights, problem.nodes, problem.sigma_c, problem.n
     assert w is not None and nodes is not None, "a Problem from Problem.from_counts"
@@ -350,7 +437,17 @@ def saddle_point(problem: Problem, mom: ItemMoments, span: float | None = None) 
 
 
 def summaries(problem: Problem, s: float, log_c: float) -> tuple[float, float, float]:
-    """Total log evidence ``T``, and mean ``M`` and variance ``V`` of the total count."""
+    """Total log evidence ``T``, and mean ``M`` and variance ``V`` of the total count.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem from :meth:`Problem.from_counts` (with nodes and weights).
+    s : float
+        The prior's exponent.
+    log_c : float
+        Log of the prior's scale.
+    """
     mom = problem.moments(s, math.exp(log_c))
     w = problem.weights
     return (
@@ -439,6 +536,11 @@ class ExactTotal:
         ``u`` holds uniforms of shape ``(rows, d)``; item ``v`` is drawn given the
         items before it, from :math:`q_v(k)\,\mathrm{suffix}_{v+1}(r - k)`, ``r`` the
         users left.
+
+        Parameters
+        ----------
+        u : numpy.ndarray
+            Uniforms in [0, 1), shape ``(rows, d)``.
         """
         q, suffix = self.q, self.suffix
         d, n1 = q.shape
@@ -502,6 +604,15 @@ def log_target(problem: Problem, s: float, log_c: float) -> float:
     up to ``n``: exact (convolution over every count, :class:`ExactTotal`) when
     ``problem.exact``, otherwise the saddle-point approximation
     (:func:`saddle_point`), whose relative error is :math:`O(1/d)`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The count estimates, noise and total.
+    s : float
+        The prior's exponent.
+    log_c : float
+        Log of the prior's scale.
     """
     if problem.exact:
         ex = ExactTotal(problem.y, problem.sigma_c, problem.n, s, math.exp(log_c))
@@ -521,7 +632,13 @@ class Chebyshev2D:
     max_error: float
 
     def to_unit(self, s, u):
-        """Map ``(s, u)`` in the box to ``[-1, 1] x [-1, 1]``."""
+        """Map ``(s, u)`` in the box to ``[-1, 1] x [-1, 1]``.
+
+        Parameters
+        ----------
+        s, u : float, numpy.ndarray or TensorVariable
+            Coordinates in ``[s_lo, s_hi]`` and ``[u_lo, u_hi]``.
+        """
         return (
             (2 * s - (self.s_lo + self.s_hi)) / (self.s_hi - self.s_lo),
             (2 * u - (self.u_lo + self.u_hi)) / (self.u_hi - self.u_lo),
@@ -556,6 +673,17 @@ def chebyshev_fit(
     (the largest value of ``func``), probes where both ``func`` and the interpolant are
     more than :data:`RELEVANT_DROP` nats below it are left out: as a log density there,
     neither carries any mass.
+
+    Parameters
+    ----------
+    func : callable
+        ``func(s, u) -> float``.
+    s_box, u_box : (float, float)
+        The box's extent along each coordinate.
+    degree : int, default 14
+        Chebyshev points per coordinate (the series has ``degree`` terms in each).
+    peak : float, optional
+        Largest value of ``func`` known; the node values' maximum is used if larger.
     """
     k = np.arange(degree)
     t = np.cos(np.pi * (k + 0.5) / degree)
@@ -584,6 +712,13 @@ def chebval2d_tensor(a, b, coef):
     """Evaluate a 2-D Chebyshev series at scalar tensors ``a``, ``b`` in pytensor.
 
     ``coef`` is a square array, or a shared matrix (``pm.Data``) holding one.
+
+    Parameters
+    ----------
+    a, b : TensorVariable
+        Scalars in [-1, 1], the first and second coordinate.
+    coef : numpy.ndarray or shared variable
+        Square coefficient matrix, ``coef[i, j]`` multiplying ``T_i(a) T_j(b)``.
     """
     import pytensor.tensor as pt
 

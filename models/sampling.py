@@ -61,6 +61,24 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
     """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor.
 
     A vector variable is summarised by its worst element (largest r_hat, smallest ESS).
+    Poor means r_hat above :data:`RHAT_MAX`, bulk ESS below :data:`ESS_MIN_PER_CHAIN`
+    per chain, or any divergent transition.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        The sampler's output, with ``sample_stats``.
+    names : list of str
+        Posterior variables to summarise.
+    chains : int
+        Number of chains (scales the ESS threshold).
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`.
+
+    Returns
+    -------
+    dict
+        ``r_hat`` and ``ess_bulk`` (by name) and ``divergences``.
     """
     import arviz as az
 
@@ -90,7 +108,19 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
 
 
 def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) -> None:
-    """Warn when over 5% of the draws lie within 2% of an end of the prior's support."""
+    """Warn when over 5% of the draws lie within 2% of an end of the prior's support.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        Posterior draws of one parameter.
+    bounds : (float, float)
+        The ends of its prior's support.
+    name : str
+        The bounds' argument name, used in the warning.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`.
+    """
     lo, hi = bounds
     width = hi - lo
     if np.mean((draws < lo + 0.02 * width) | (draws > hi - 0.02 * width)) > 0.05:
@@ -104,7 +134,25 @@ def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) ->
 def sample_counts(
     w1: np.ndarray, mean: np.ndarray, var: np.ndarray, size: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``."""
+    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``.
+
+    Parameters
+    ----------
+    w1 : numpy.ndarray
+        Probability of each item's count being positive, shape ``(d,)``.
+    mean, var : numpy.ndarray
+        Mean and variance of each item's positive count, shape ``(d,)``; the variance
+        is floored at ``1e-12 mean^2``.
+    size : int
+        Number of draws.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(size, d)``.
+    """
     var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
     shape, scale = mean**2 / var, var / mean
     x = rng.gamma(shape, scale, size=(size, mean.size))
@@ -125,6 +173,11 @@ def limit_threads(threads: int | None = None) -> Iterator[None]:
     same background load). ``threads=None`` uses :data:`FIT_THREADS` (read at call
     time; set it to ``None`` to leave the pools alone, as ``benchmarks/bayes_speed.py
     --threads default`` does).
+
+    Parameters
+    ----------
+    threads : int, optional
+        Threads per pool; None for :data:`FIT_THREADS`.
     """
     if threads is None:
         threads = FIT_THREADS
