@@ -108,16 +108,17 @@ def project_simplex(values: np.ndarray, total: float = 1.0) -> np.ndarray:
     Parameters
     ----------
     values : numpy.ndarray
-        The vector to project, non-empty (not checked).
+        The vector to project: finite, non-empty, 1-D (else a ValueError naming it).
     total : float, default 1.0
-        The sum of the result, positive.
+        The sum of the result, positive (else a ValueError naming it).
 
     Returns
     -------
     numpy.ndarray of float64
         The projection.
     """
-    x = np.asarray(values, dtype=np.float64)
+    x = check_estimates(values, "values")
+    total = check_float(total, "total", minimum=0.0, strict_minimum=True)
     u = np.sort(x)[::-1]
     css = np.cumsum(u) - total
     ks = np.arange(1, x.size + 1)

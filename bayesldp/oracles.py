@@ -730,7 +730,7 @@ class FrequencyOracle(ABC):
         cols = (columns,) if isinstance(columns, str) else tuple(columns)
         if len(cols) != len(self.arrow_columns) or not all(isinstance(c, str) for c in cols):
             raise ValueError(
-                f"column must name {len(self.arrow_columns)} column(s) for {self.name} "
+                f"columns must name {len(self.arrow_columns)} column(s) for {self.name} "
                 f"(default {self.arrow_columns}), got {columns!r}"
             )
         return cols

@@ -331,8 +331,8 @@ def bayes_power(
 
     Every item's count is summed out analytically under a Gaussian likelihood of its
     estimate and only the prior's hyper-parameters are sampled, which is what makes the
-    model fast at large ``d``; the composable layer (:mod:`bayesldp.models.ldp_likelihood`
-    with :mod:`bayesldp.models.fit`) instead takes any PyMC prior over the frequency
+    model fast at large ``d``; the composable layer (:func:`bayesldp.models.ldp_likelihood`
+    with :func:`bayesldp.models.fit`) instead takes any PyMC prior over the frequency
     vector with the oracle's exact binomial/multinomial likelihood.
 
     Parameters
@@ -382,7 +382,7 @@ def bayes_power_zi(m: Measurement, **options) -> Estimate:
 
     Like :func:`bayes_power` it sums each count out under a Gaussian likelihood and
     samples only ``(s, pi)`` (fast at large ``d``), where the composable layer
-    (:mod:`bayesldp.models.ldp_likelihood` with :mod:`bayesldp.models.fit`) puts any PyMC
+    (:func:`bayesldp.models.ldp_likelihood` with :func:`bayesldp.models.fit`) puts any PyMC
     prior on the frequencies with the oracle's exact binomial/multinomial likelihood.
 
     Parameters

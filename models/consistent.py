@@ -81,7 +81,7 @@ def _check_bounds(bounds, name: str, positive: bool) -> tuple[float, float]:
 
 
 def default_c_bounds(n: int, sigma_c: float) -> tuple[float, float]:
-    r"""Support of the scale ``c`` derived from the data: ``(0.01, n)``.
+    r"""Support of the scale ``c`` derived from the data: ``(0.01, max(n, 100))``.
 
     Below 0.01 the prior is a point mass at 0 plus an :math:`x^{-s}` tail whatever
     ``c`` is (:math:`(1 + 1/c)^{-s}` is below :math:`100^{-s}`); a scale up to the
@@ -719,7 +719,7 @@ def bayes_consistent(
 
     Every count is summed out and only ``(s, log c)`` is sampled (NUTS), which is what
     makes the model fast at large ``d``; the composable layer
-    (:mod:`bayesldp.models.ldp_likelihood` with :mod:`bayesldp.models.fit`) instead
+    (:func:`bayesldp.models.ldp_likelihood` with :func:`bayesldp.models.fit`) instead
     takes any PyMC prior over the frequency vector with the oracle's exact
     binomial/multinomial likelihood and samples the frequencies themselves, while this
     model approximates that likelihood by a Gaussian on each count estimate.

@@ -318,3 +318,12 @@ def test_a_bool_among_numbers_is_refused(call, name):
     """
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("values", [[], [0.5, float("nan")], [[0.5, 0.5]]])
+def test_project_simplex_refuses_what_it_cannot_project(values):
+    """An empty input was an IndexError deep inside; now a ValueError naming values."""
+    from bayesldp.methods import project_simplex
+
+    with pytest.raises(ValueError, match="values"):
+        project_simplex(values)
