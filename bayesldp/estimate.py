@@ -81,8 +81,10 @@ class StoredDraws:
         Parameters
         ----------
         start, stop : int
-            First draw and one past the last (a slice: not checked).
+            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
         """
+        if not 0 <= start <= stop <= self.n_draws:
+            raise ValueError(f"draws {start}..{stop} outside 0..{self.n_draws}")
         return self.values[start:stop]
 
 

@@ -521,13 +521,15 @@ class ParametricBootstrap:
         Parameters
         ----------
         start, stop : int
-            First replicate and one past the last (not checked).
+            First replicate and one past the last, ``0 <= start <= stop``.
 
         Returns
         -------
         numpy.ndarray
             Shape ``(stop - start, d)``.
         """
+        start = check_int(start, "start", minimum=0)
+        stop = check_int(stop, "stop", minimum=start)
         m = self.estimate.measurement
         rows = []
         for i in range(start, stop):

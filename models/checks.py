@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from bayesldp._validation import check_int, check_rng
+from bayesldp._validation import check_choice, check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.models.likelihood import (
     gaussian_count_variance,
@@ -118,7 +118,7 @@ def replicate_counts(
     Parameters
     ----------
     kind : {"multinomial", "binomial", "gaussian"}
-        The support-count likelihood; any other value is treated as ``"gaussian"``.
+        The support-count likelihood (anything else is a ValueError naming ``kind``).
     frequencies : numpy.ndarray
         Frequency vectors, shape ``(..., d)``, one replicate per row.
     n : int
@@ -133,6 +133,7 @@ def replicate_counts(
     numpy.ndarray
         Same shape as ``frequencies``; integers except for ``"gaussian"`` (floats).
     """
+    check_choice(kind, ("multinomial", "binomial", "gaussian"), "kind")
     f = np.asarray(frequencies, dtype=np.float64)
     pi, var = _likelihood_moments(kind, f, n, p, q)
     if kind == "multinomial":

@@ -327,3 +327,19 @@ def test_project_simplex_refuses_what_it_cannot_project(values):
 
     with pytest.raises(ValueError, match="values"):
         project_simplex(values)
+
+
+def test_draw_ranges_and_likelihood_kinds_are_checked():
+    """Out-of-range draw ranges and unknown likelihood kinds were silently accepted."""
+    from bayesldp.estimate import StoredDraws
+    from bayesldp.intervals import ParametricBootstrap
+    from bayesldp.models.checks import replicate_counts
+
+    with pytest.raises(ValueError, match="draws"):
+        StoredDraws(np.zeros((3, 2))).sample(2, 5)
+    m = bayesldp.OUE(1.0, 4).simulate(np.array([10, 5, 3, 2]), np.random.default_rng(0))
+    boot = ParametricBootstrap(bayesldp.postprocess(m, "norm-sub"), 4, 0)
+    with pytest.raises(ValueError, match="start"):
+        boot.counts(-1, 2)
+    with pytest.raises(ValueError, match="kind"):
+        replicate_counts("poisson", np.full(4, 0.25), 20, m.p, m.q, np.random.default_rng(0))
