@@ -254,7 +254,7 @@ def test_grid_resolution():
     largest 0.25 over the items. The largest change is on an item alone in its region
     of counts, whose estimate is the NPMLE atom next to it: a grid step of ``s/4`` puts
     that atom within ``s/8`` of the continuous NPMLE's. At the papers' settings the
-    MSE changes by less than 0.3% (``paper/eb.md``).
+    MSE changes by less than 0.3% (``paper/empirical_bayes.md``).
     """
     _, m = _measurement(d=400, n=200_000, seed=12)
     sc = m.sigma * m.n
