@@ -19,7 +19,25 @@ def _is_number(value) -> bool:
     )
 
 
-_IS_BOOL = np.frompyfunc(lambda x: isinstance(x, bool | np.bool_), 1, 1)
+def _holds_bool(value: list | tuple) -> bool:
+    """Whether a nested list/tuple holds a bool, or a boolean array, anywhere.
+
+    Each sequence is scanned once for the types it holds (a C-level pass); nested
+    sequences are scanned in turn and arrays are judged by their dtype.
+    """
+    stack = [value]
+    while stack:
+        seq = stack.pop()
+        types = set(map(type, seq))
+        if bool in types or np.bool_ in types:
+            return True
+        if any(issubclass(t, list | tuple | np.ndarray) for t in types):
+            for item in seq:
+                if isinstance(item, list | tuple):
+                    stack.append(item)
+                elif isinstance(item, np.ndarray) and item.dtype == bool:
+                    return True
+    return False
 
 
 def as_array(value, name: str) -> np.ndarray:
@@ -37,8 +55,7 @@ def as_array(value, name: str) -> np.ndarray:
     if arr.dtype != bool and isinstance(value, list | tuple) and arr.size:
         # NumPy reads [False, 0.5] as [0.0, 0.5]: a bool among numbers is refused, as
         # bools are everywhere else (an all-bool sequence keeps dtype bool for masks).
-        items = np.asarray(value, dtype=object).ravel()
-        if _IS_BOOL(items).any():
+        if _holds_bool(value):
             raise ValueError(f"{name} must hold numbers, not bools, got {value!r:.80}")
     return arr
 

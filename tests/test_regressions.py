@@ -308,8 +308,9 @@ def test_mse_beyond_the_largest_float_is_refused():
         (lambda: bayesldp.metrics.mse([0.5, 0.5, 0.0], [False, 0.5, 0.5]), "estimate"),
         (lambda: bayesldp.OUE(1.0, 4).privatize([0, True, 2], np.random.default_rng(0)), "values"),
         (lambda: bayesldp.metrics.mse((0.1, True), [0.5, 0.5]), "true"),
+        (lambda: bayesldp.metrics.mse([0.5, 0.5], [np.array([True]), [0.5]]), "estimate"),
     ],
-    ids=["estimate", "values", "true"],
+    ids=["estimate", "values", "true", "bool array in a list"],
 )
 def test_a_bool_among_numbers_is_refused(call, name):
     """A bool in a list of numbers is a ValueError naming the argument.
