@@ -5,6 +5,9 @@ repetition simulates the oracle once and applies every method; it records full-d
 MSE, 50% and 90% set-value MSE, top-10 MSE, and, for methods with posterior draws,
 whether 90% credible intervals cover the truth for random 10% and 50% subsets and for
 each of the top-10 values (``cover90_*``), with the largest r_hat and the sampling time.
+On a dataset with fixed groupings (US cities: state, region, division) it also records
+the MSE over each grouping's sets (``fixed_mse:<grouping>``), and methods that take
+``groups`` (``bayes-hier``) get the main one (states).
 
 The report, from the saved results only: ``summary.csv`` (mean of every metric per
 method), ``targets.csv`` (the targets of paper/bayes.md: means, paired wins, met or
@@ -27,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.experiments.fixed_set import main_grouping
 from bayesldp.io import write_csv
 from bayesldp.plotting import dot_plot, new_figure, save_figure
 from bayesldp.registry import method_names, parse_method
@@ -61,8 +65,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     m = simulate(dataset, task.oracle, task.epsilon, rng)
     query_seed = int(rng.integers(2**31))
     top10 = np.argsort(-truth, kind="stable")[:10]
-    sampler = {"draws": p["draws"], "tune": p["tune"]}
-    options = {s: sampler for s in task.methods if parse_method(s)[0].bayesian}
+    options = method_options(task.methods, dataset, {"draws": p["draws"], "tune": p["tune"]})
     estimates, seconds, notes = apply_methods(
         m, task.methods, seq, options=options, true_counts=dataset.counts
     )
@@ -78,6 +81,11 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
             ),
             "top10_mse": metrics.topk_mse(truth, est, 10),
         }
+        for grouping, groups in sorted(dataset.groups.items()):
+            sets = [np.asarray(idx) for idx in groups.values() if len(idx)]
+            values[f"fixed_mse:{grouping}"] = float(
+                np.mean([(est.subset(idx) - truth[idx].sum()) ** 2 for idx in sets])
+            )
         if est.uncertainty is not None:
             qrng = np.random.default_rng(query_seed + 1)
             for pct in (10, 50):
@@ -97,6 +105,22 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
             for metric, v in values.items()
         ]
     return rows
+
+
+def method_options(specs, dataset, sampler: dict) -> dict[str, dict]:
+    """Return the options per method spec: sampler settings and the dataset's grouping.
+
+    The Bayesian methods get ``sampler``; methods that take ``groups`` (``bayes-hier``)
+    get the dataset's main grouping (:func:`main_grouping`: states for US cities).
+    """
+    options: dict[str, dict] = {}
+    for spec in specs:
+        method, backend = parse_method(spec)
+        opts = dict(sampler) if method.bayesian else {}
+        if dataset.groups and method.accepts("groups", backend):
+            opts["groups"] = dataset.groups[main_grouping(dataset.groups)]
+        options[spec] = opts
+    return options
 
 
 def check(config: Config) -> None:

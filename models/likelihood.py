@@ -33,6 +33,7 @@ __all__ = [
     "gaussian_count_variance",
     "ldp_likelihood",
     "likelihood_specs",
+    "log_binomial_coefficients",
     "pointwise_loglik",
     "resolve_kind",
     "set_measurement",
@@ -274,7 +275,11 @@ def ldp_likelihood(
     if kind == "multinomial":
         out = pm.Multinomial(name, n=n, p=pi, observed=counts, dims=dims)
     elif kind == "binomial":
-        out = pm.Binomial(name, n=n, p=pi, observed=counts, dims=dims)
+        log_coef = pm.Data(f"{name}_log_binom", log_binomial_coefficients(m), dims=dims)
+        out = pm.CustomDist(
+            name, n, pi, log_coef, logp=_binomial_logp, random=_binomial_random,
+            observed=counts, dims=dims, dtype="int64",
+        )  # fmt: skip
     else:
         var = gaussian_count_variance(n, p, q, f)
         out = pm.Normal(name, mu=n * pi, sigma=pt.sqrt(var), observed=counts, dims=dims)
@@ -282,6 +287,37 @@ def ldp_likelihood(
     assert f.name is not None  # a named model variable, or named by pm.Deterministic above
     specs[name] = LikelihoodSpec(name, kind, d, f.name, dims)
     return out
+
+
+def log_binomial_coefficients(m: Measurement) -> np.ndarray:
+    r"""Return :math:`\log \binom{n}{c_v}` for each support count of ``m``.
+
+    The binomial likelihood's constant, computed once per measurement (as ``pm.Data``)
+    instead of three log-gamma functions per item at every gradient evaluation.
+
+    Parameters
+    ----------
+    m : Measurement
+        Gives ``n`` and the support counts.
+    """
+    from scipy import special
+
+    c = np.asarray(m.support_counts, dtype=np.float64)
+    return special.gammaln(m.n + 1.0) - special.gammaln(c + 1.0) - special.gammaln(m.n - c + 1.0)
+
+
+def _binomial_logp(value, n, pi, log_coef):
+    """Binomial log-pmf with its coefficient given (as ``pm.Binomial``, -inf off [0, 1])."""
+    import pytensor.tensor as pt
+
+    hits = pt.switch(pt.eq(value, 0), 0.0, value * pt.log(pi))
+    misses = pt.switch(pt.eq(value, n), 0.0, (n - value) * pt.log1p(-pi))
+    return pt.switch((pi >= 0) & (pi <= 1), log_coef + hits + misses, -np.inf)
+
+
+def _binomial_random(n, pi, log_coef, rng=None, size=None):
+    """Draw counts from the binomial likelihood (for PyMC's predictive sampling)."""
+    return rng.binomial(n, pi, size=size)
 
 
 def likelihood_specs(model) -> dict:
@@ -340,15 +376,15 @@ def set_measurement(model, name: str, measurement: Measurement) -> None:
     if spec.kind == "multinomial":
         resolve_kind(m, "multinomial")
     names = spec.data
-    pm.set_data(
-        {
-            names["counts"]: np.asarray(m.support_counts, dtype=np.int64),
-            names["n"]: np.int64(m.n),
-            names["p"]: np.float64(m.p),
-            names["q"]: np.float64(m.q),
-        },
-        model=model,
-    )
+    values = {
+        names["counts"]: np.asarray(m.support_counts, dtype=np.int64),
+        names["n"]: np.int64(m.n),
+        names["p"]: np.float64(m.p),
+        names["q"]: np.float64(m.q),
+    }
+    if spec.kind == "binomial":
+        values[f"{name}_log_binom"] = log_binomial_coefficients(m)
+    pm.set_data(values, model=model)
 
 
 def current_data(model, name: str) -> dict[str, np.ndarray]:
