@@ -28,6 +28,25 @@ from scipy import optimize
 from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
+__all__ = [
+    "GEOMETRIC_STEP",
+    "NODES_PER_SIGMA",
+    "REFINE_DEPTH",
+    "REFINE_TOL",
+    "S_LIMIT",
+    "S_MAX",
+    "WINDOW",
+    "PosteriorGrid",
+    "fit_exponent_mean",
+    "fit_exponent_mle",
+    "log_marginal",
+    "posterior_mean",
+    "posterior_mean_direct",
+    "power_sum",
+    "prior_mean",
+    "spline_nodes",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Upper end of the exponent's search interval (both fits).

@@ -22,6 +22,18 @@ import numpy as np
 
 from bayesldp import __version__
 
+__all__ = [
+    "DEMO_OUT",
+    "EXPERIMENTS_OUT",
+    "ArgumentParser",
+    "Stopped",
+    "add_run_arguments",
+    "build_parser",
+    "experiment_main",
+    "main",
+    "run_experiments",
+]
+
 logger = logging.getLogger("bayesldp")
 
 DEMO_OUT = "bayesldp-demo"

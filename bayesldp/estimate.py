@@ -20,6 +20,17 @@ import numpy as np
 from bayesldp._validation import check_indices, check_k
 from bayesldp.measurement import Measurement
 
+__all__ = [
+    "DRAW_CHUNK",
+    "Estimate",
+    "Inference",
+    "StoredDraws",
+    "Uncertainty",
+    "get_inference",
+    "set_inference",
+    "subset_sum_draws",
+]
+
 #: Rows of draws generated at a time when summing over subsets (bounds memory at large d).
 DRAW_CHUNK = 64
 

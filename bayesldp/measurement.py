@@ -15,6 +15,11 @@ from bayesldp._validation import (
     check_probability,
 )
 
+__all__ = [
+    "Measurement",
+    "support_count_variance",
+]
+
 
 def support_count_variance(n, p, q, x, items=1):
     r"""Return the variance of a pure oracle's support count given the true count.

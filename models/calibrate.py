@@ -30,6 +30,18 @@ from bayesldp.models.sampling import (
     warn_at_bounds,
 )
 
+__all__ = [
+    "ExponentPosterior",
+    "bayes_power",
+    "bayes_power_zi",
+    "build_model",
+    "item_moments",
+    "power_log_mass",
+    "prior_predictive",
+    "representative_draws",
+    "sample_exponent",
+]
+
 logger = logging.getLogger(__name__)
 
 

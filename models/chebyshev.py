@@ -24,6 +24,16 @@ from numpy.polynomial import chebyshev as C
 from bayesldp import calibrate as P
 from bayesldp.measurement import Measurement
 
+__all__ = [
+    "LOG_SQRT_2PI",
+    "NODE_RATIO",
+    "ChebyshevLikelihood",
+    "build",
+    "chebval_tensor",
+    "chebyshev_basis_tensor",
+    "lagrange_weights",
+]
+
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 

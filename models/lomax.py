@@ -28,6 +28,39 @@ from scipy.special import logsumexp
 from bayesldp.calibrate import spline_nodes
 from bayesldp.models.chebyshev import lagrange_weights
 
+__all__ = [
+    "BLOCK_SIGMA",
+    "CELL_SIGMA",
+    "EXACT_COUNTS",
+    "EXACT_MAX_N",
+    "EXACT_WORK",
+    "FULL_SUM_MARGIN",
+    "GROWTH",
+    "KNEE_SIGMA",
+    "LOG_SQRT_2PI",
+    "NODES_PER_SIGMA",
+    "NODE_GROWTH",
+    "PROBES",
+    "RELEVANT_DROP",
+    "TARGET_SPAN",
+    "TILT_SPAN",
+    "WINDOW_SIGMA",
+    "Chebyshev2D",
+    "CountGrid",
+    "ExactTotal",
+    "ItemMoments",
+    "Problem",
+    "Saddle",
+    "chebval2d_tensor",
+    "chebyshev_fit",
+    "item_nodes",
+    "log_prior_mass",
+    "log_target",
+    "node_moments",
+    "saddle_point",
+    "summaries",
+]
+
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 EXACT_COUNTS = 256  # counts below this are their own cells
 GROWTH = 0.005  # relative cell width above them
