@@ -20,7 +20,7 @@ chunk asks for it, and nothing of size ``(n_draws, d)`` is ever stored.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,11 +32,15 @@ TABLE_STEP = 1.0 / 16
 TAIL = 1e-15
 
 __all__ = [
+    "CACHE_MAX_BYTES",
     "ExactTotalDraws",
     "ItemPosteriorDraws",
     "ItemPosteriorTable",
     "row_generator",
 ]
+
+#: Largest ``(n_draws, d)`` float64 array of item-posterior draws kept after the first query.
+CACHE_MAX_BYTES = 64 * 2**20
 
 
 def row_generator(seed: int, row: int) -> np.random.Generator:
@@ -200,6 +204,11 @@ class ItemPosteriorDraws:
     independent Gaussians are conditioned on their sum
     (:func:`bayesldp.models.consistent.condition_on_total`); otherwise counts are
     divided by ``n``.
+
+    Rows are generated on demand, so that ``d = 10^6`` needs no ``(n_draws, d)`` array.
+    When that array would take at most :data:`CACHE_MAX_BYTES`, the first query generates
+    every row once and keeps them, so later queries (an interval per subset) only read
+    them; each row is the same either way (its own seeded generator).
     """
 
     y: np.ndarray
@@ -209,11 +218,13 @@ class ItemPosteriorDraws:
     n_draws: int
     total: bool = False
     kind: str = "posterior"
+    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def nbytes(self) -> int:
-        """Memory held (the estimates and the tables)."""
-        return self.y.nbytes + sum(p.table.nbytes for p in self.points)
+        """Memory held (the estimates, the tables and any cached rows)."""
+        cached = sum(a.nbytes for a in self._cache.values())
+        return self.y.nbytes + sum(p.table.nbytes for p in self.points) + cached
 
     def _row(self, i: int) -> np.ndarray:
         point = self.points[i % len(self.points)]
@@ -240,6 +251,13 @@ class ItemPosteriorDraws:
         """
         if not 0 <= start <= stop <= self.n_draws:
             raise ValueError(f"need 0 <= start <= stop <= {self.n_draws}, got {start}, {stop}")
+        if self.n_draws * self.y.size * 8 <= CACHE_MAX_BYTES:
+            if "rows" not in self._cache:
+                self._cache["rows"] = self._rows(0, self.n_draws)
+            return self._cache["rows"][start:stop].copy()
+        return self._rows(start, stop)
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
         out = np.empty((stop - start, self.y.size))
         for j, i in enumerate(range(start, stop)):
             out[j] = self._row(i)

@@ -126,3 +126,19 @@ def test_uncertainty_rows_reproducible_in_any_chunk():
     assert isinstance(unc, bayesldp.estimate.Uncertainty)
     with pytest.raises(ValueError, match="start"):
         unc.sample(5, 31)
+
+
+def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
+    """Below CACHE_MAX_BYTES every row is generated once and kept; the values are the same."""
+    n, sigma_c = 10_000, 200.0
+    grid = S.CountGrid.build(n, sigma_c)
+    y = np.linspace(-300, 5000, 50)
+    table = D.ItemPosteriorTable(grid, S.log_prior_mass(grid, 1.4, 3.0), sigma_c, y + 7.0)
+    point = (D.PointTables(table, 7.0),)
+    cached = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
+    first = cached.sample(3, 9)
+    first[:] = -1.0  # a caller's copy: changing it leaves the cache alone
+    monkeypatch.setattr(D, "CACHE_MAX_BYTES", 0)
+    lazy = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
+    np.testing.assert_array_equal(cached.sample(0, 30), lazy.sample(0, 30))
+    assert cached.nbytes - lazy.nbytes == 30 * 50 * 8  # every row held by the cached one
