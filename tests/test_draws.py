@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +143,20 @@ def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
     lazy = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     np.testing.assert_array_equal(cached.sample(0, 30), lazy.sample(0, 30))
     assert cached.nbytes - lazy.nbytes == 30 * 50 * 8  # every row held by the cached one
+
+
+def test_interval_speed_script_tiny(tmp_path):
+    """benchmarks/interval_speed.py runs end to end; cached and uncached intervals agree."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    pytest.importorskip("pymc")
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, str(root / "benchmarks" / "interval_speed.py"), "--d", "64",
+           "--queries", "2", "--methods", "bayes-consistent", "--out", str(tmp_path)]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True, cwd=root, timeout=600)
+    table = pd.read_csv(tmp_path / "interval_speed.csv")
+    assert bool(table["same_intervals"].iloc[0])
+    assert {"set_seconds", "set_seconds_uncached"} <= set(table.columns)
