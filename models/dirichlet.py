@@ -45,9 +45,10 @@ __all__ = [
 ]
 
 #: Sharpness of the kink between an item's noise scale and the prior's tail (per unit of
-#: the sampled coordinate). On the papers' Zipf setting 1.5 and 2 mixed best of 1, 1.5, 2, 3 and
-#: 4 (smallest bulk ESS over the items 189 and 235 of 2000 draws, against 48 to 197); 2
-#: diverged in 1.2% of the transitions of the tiny hierarchical exact-posterior test.
+#: the sampled coordinate). In a one-seed prototype run on the papers' Zipf setting (not a
+#: repo script) 1.5 and 2 mixed best of 1, 1.5, 2, 3 and 4 (smallest bulk ESS over the
+#: items 189 and 235 of 2000 draws, against 48 to 197); 2 diverged in 1.2% of the
+#: transitions of the tiny hierarchical exact-posterior test.
 KINK_SHARPNESS = 1.5
 #: The kink sits this many noise standard deviations below the item's peak ...
 KINK_SDS = 2.0
