@@ -102,7 +102,7 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.estimate import Estimate
-from bayesldp.measurement import Measurement, support_count_variance
+from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 
 logger = logging.getLogger(__name__)
 
@@ -1267,12 +1267,6 @@ class BootstrapPosteriorDraws:
         return out
 
 
-def _check_measurement(m) -> Measurement:
-    if not isinstance(m, Measurement):
-        raise ValueError(f"m must be a bayesldp.Measurement, got {type(m).__name__}")
-    return m
-
-
 def _frequencies(post: TiltedPosterior, n: int) -> np.ndarray:
     f = post.item_means() / n
     return f / f.sum()
@@ -1416,7 +1410,7 @@ def eb_npmle(
         tilt and timings.
     """
     start = time.perf_counter()
-    m = _check_measurement(m)
+    m = check_measurement(m)
     check_choice(likelihood, LIKELIHOODS, "likelihood")
     check_choice(solver, SOLVERS, "solver")
     check_choice(uncertainty, DRAW_KINDS, "uncertainty")
@@ -1527,7 +1521,7 @@ def oracle_bayes(
     Estimate
         Method ``"oracle-bayes"``, ``info["reference_only"] = True``.
     """
-    m = _check_measurement(m)
+    m = check_measurement(m)
     x = check_counts(true_counts, "true_counts", length=m.domain_size)
     if int(x.sum()) != m.n:
         raise ValueError(f"true_counts must sum to n={m.n}, got {int(x.sum())}")

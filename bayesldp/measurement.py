@@ -17,6 +17,7 @@ from bayesldp._validation import (
 
 __all__ = [
     "Measurement",
+    "check_measurement",
     "support_count_variance",
 ]
 
@@ -220,3 +221,18 @@ class Measurement:
         f = np.clip(self.estimates, 0, 1) if frequencies is None else np.asarray(frequencies)
         var = support_count_variance(1, self.p, self.q, f)
         return var / (self.n * (self.p - self.q) ** 2)
+
+
+def check_measurement(value, name: str = "m") -> Measurement:
+    """Return ``value`` if it is a :class:`Measurement`, else raise ValueError naming ``name``.
+
+    Parameters
+    ----------
+    value : object
+        The argument to check.
+    name : str, default "m"
+        The argument's name, for the error message.
+    """
+    if not isinstance(value, Measurement):
+        raise ValueError(f"{name} must be a bayesldp.Measurement, got {type(value).__name__}")
+    return value

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from bayesldp._validation import check_choice
 from bayesldp.errors import ConvergenceError, ConvergenceWarning
 from bayesldp.estimate import Estimate
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, check_measurement
 
 logger = logging.getLogger(__name__)
 
@@ -367,10 +367,7 @@ def postprocess(
     >>> bool(est.is_consistent())
     True
     """
-    if not isinstance(measurement, Measurement):
-        raise ValueError(
-            f"measurement must be a bayesldp.Measurement, got {type(measurement).__name__}"
-        )
+    check_measurement(measurement, "measurement")
     spec, parsed_backend = parse_method(method)
     if parsed_backend != "numpy":
         if backend != "numpy" and backend != parsed_backend:

@@ -29,7 +29,7 @@ import numpy as np
 
 from bayesldp._validation import check_float, check_int, check_rng
 from bayesldp.estimate import Estimate
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.fitting import fit
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind, set_measurement
 
@@ -81,6 +81,7 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
         units below the peak) and ``start`` (0 at the peak; items estimated below
         ``START_Z`` standard deviations start just inside the tail).
     """
+    check_measurement(m)
     f = m.estimates
     sd = np.maximum(np.sqrt(m.variance()), 0.25 / m.n)
     ref = int(np.argmax(f))
@@ -152,7 +153,7 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     import pymc as pm
     import pytensor.tensor as pt
 
-    d = measurement.domain_size
+    d = check_measurement(measurement, "measurement").domain_size
     hints = {
         key: pm.Data(f"{name}_{key}", value)
         for key, value in parametrization_hints(measurement).items()
@@ -357,8 +358,7 @@ def bayes_dirichlet(
         draws on the simplex, diagnostics as :func:`bayesldp.models.fit`, plus
         ``info["a_mean"]``, ``info["a_sd"]`` and ``info["prior_sampler"]``.
     """
-    if not isinstance(m, Measurement):
-        raise ValueError(f"m must be a bayesldp.Measurement, got {type(m).__name__}")
+    check_measurement(m)
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     kind = resolve_kind(m, kind)
     rng = check_rng(rng, "rng")

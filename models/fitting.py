@@ -35,7 +35,7 @@ import numpy as np
 
 from bayesldp._validation import check_choice, check_int, check_rng
 from bayesldp.estimate import Estimate, StoredDraws
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.likelihood import likelihood_specs, set_measurement
 from bayesldp.models.sampling import convergence_info
 
@@ -261,10 +261,7 @@ def fit(
         A model without ``ldp_likelihood``, an unknown ``var_name`` or sampler, a
         measurement of the wrong domain size, or bad sampler settings.
     """
-    if not isinstance(measurement, Measurement):
-        raise ValueError(
-            f"measurement must be a bayesldp.Measurement, got {type(measurement).__name__}"
-        )
+    check_measurement(measurement, "measurement")
     specs = likelihood_specs(model)
     if not specs:
         raise ValueError("model holds no ldp_likelihood; add one with ldp_likelihood(...)")

@@ -32,7 +32,7 @@ import numpy as np
 
 from bayesldp._validation import check_float, check_int, check_rng
 from bayesldp.estimate import Estimate
-from bayesldp.measurement import Measurement
+from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.dirichlet import (
     cached_model,
     check_normal_prior,
@@ -222,8 +222,7 @@ def bayes_hier(
         Method ``"bayes-hier"``; as :func:`bayes_dirichlet`, with ``info["a_mean"]``
         (posterior mean concentration of each group, by label).
     """
-    if not isinstance(m, Measurement):
-        raise ValueError(f"m must be a bayesldp.Measurement, got {type(m).__name__}")
+    check_measurement(m)
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     s_tau = check_float(spread_prior, "spread_prior", minimum=0.0, strict_minimum=True)
     kind = resolve_kind(m, kind)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesldp._validation import check_choice
-from bayesldp.measurement import Measurement, support_count_variance
+from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 
 __all__ = [
     "KINDS",
@@ -150,12 +150,6 @@ def resolve_kind(m: Measurement, kind: str) -> str:
     return kind
 
 
-def _check_measurement(m) -> Measurement:
-    if not isinstance(m, Measurement):
-        raise ValueError(f"measurement must be a bayesldp.Measurement, got {type(m).__name__}")
-    return m
-
-
 def _check_name(name) -> str:
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -242,7 +236,7 @@ def ldp_likelihood(
     import pytensor.tensor as pt
 
     name = _check_name(name)
-    m = _check_measurement(measurement)
+    m = check_measurement(measurement, "measurement")
     kind = resolve_kind(m, kind)
     try:
         model = pm.modelcontext(None)
@@ -360,7 +354,7 @@ def set_measurement(model, name: str, measurement: Measurement) -> None:
     """
     import pymc as pm
 
-    m = _check_measurement(measurement)
+    m = check_measurement(measurement, "measurement")
     specs = likelihood_specs(model)
     if name not in specs:
         raise ValueError(

@@ -509,3 +509,12 @@ def test_custom_model_example_runs():
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "posterior mean" in result.stdout
+
+
+def test_dirichlet_coordinates_refuse_a_non_measurement():
+    from bayesldp.models import dirichlet
+
+    with pytest.raises(ValueError, match=r"^m must be a bayesldp\.Measurement, got list"):
+        dirichlet.parametrization_hints([1, 2, 3])
+    with pm.Model(), pytest.raises(ValueError, match=r"^measurement must be a bayesldp"):
+        dirichlet.dirichlet_simplex("f", 0.5, "counts")
