@@ -101,7 +101,7 @@ from bayesldp._validation import (
     check_int,
     check_rng,
 )
-from bayesldp.estimate import Estimate
+from bayesldp.estimate import Estimate, cached_rows, row_generator
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 
 logger = logging.getLogger(__name__)
@@ -1144,24 +1144,16 @@ def project_to_total(x: np.ndarray, var: np.ndarray, n: float) -> np.ndarray:
     return out * (n / out.sum())
 
 
-def _row_generator(seed: int, *key: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
-
-
-def _check_rows(start, stop, n_draws: int) -> tuple[int, int]:
-    start = check_int(start, "start", minimum=0)
-    stop = check_int(stop, "stop", minimum=start, maximum=n_draws)
-    return start, stop
-
-
 @dataclass(frozen=True)
 class DiscretePosteriorDraws:
     """Plug-in posterior draws under a fixed discrete prior (an ``Uncertainty``).
 
     Row ``i`` draws every item's count from its (tilted) discrete posterior and
     conditions the vector on the total (:meth:`PosteriorTable.draw`), from its own seed
-    ``SeedSequence(seed, spawn_key=(i,))``: the same whatever chunk it is asked in, and
-    nothing of size ``n_draws x d`` is stored.
+    ``SeedSequence(seed, spawn_key=(i,))``: the same whatever chunk it is asked in. The
+    rows are generated on first use and kept while they take at most
+    :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`; larger sets of draws are generated
+    chunk by chunk at every query (:func:`bayesldp.estimate.cached_rows`).
 
     The prior is treated as known. That is right for ``oracle-bayes``; for an estimated
     prior it ignores the estimate's uncertainty, and an item alone in its region of
@@ -1173,19 +1165,25 @@ class DiscretePosteriorDraws:
     seed: int
     n_draws: int
     kind: str = "posterior"
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``.
+
+        Read-only (see :class:`bayesldp.estimate.Uncertainty`).
 
         Parameters
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``.
         """
-        start, stop = _check_rows(start, stop, self.n_draws)
+        d = self.table.item_row.size
+        return cached_rows(self._cache, self._rows, start, stop, self.n_draws, d)
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
         out = np.empty((stop - start, self.table.item_row.size))
         for i in range(start, stop):
-            out[i - start] = self.table.draw(_row_generator(self.seed, i), self.n)
+            out[i - start] = self.table.draw(row_generator(self.seed, i), self.n)
         return out
 
 
@@ -1205,7 +1203,8 @@ class BootstrapPosteriorDraws:
 
     Replicates are fitted on first use (each costs about one ``eb-npmle`` fit) and
     cached; replicate ``b`` and row ``i`` have their own seeds, so a row is the same
-    whatever chunk it is asked in.
+    whatever chunk it is asked in. The rows are kept like
+    :class:`DiscretePosteriorDraws`' rows (:func:`bayesldp.estimate.cached_rows`).
     """
 
     measurement: Measurement
@@ -1216,6 +1215,7 @@ class BootstrapPosteriorDraws:
     seed: int
     n_draws: int
     kind: str = "parametric-bootstrap posterior"
+    _tables: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def replicate(self, b: int) -> PosteriorTable:
@@ -1227,13 +1227,13 @@ class BootstrapPosteriorDraws:
             Replicate number, in ``[0, n_boot)``.
         """
         b = check_int(b, "b", minimum=0, maximum=self.n_boot - 1)
-        if b not in self._cache:
-            self._cache[b] = self._fit(b)
-        return self._cache[b]
+        if b not in self._tables:
+            self._tables[b] = self._fit(b)
+        return self._tables[b]
 
     def _fit(self, b: int) -> PosteriorTable:
         m, opts = self.measurement, self.settings
-        g = _row_generator(self.seed, 0, b)
+        g = row_generator(self.seed, 0, b)
         x = np.clip(np.round(self.table.draw_counts(g)), 0, m.n).astype(np.int64)
         if opts["likelihood"] == "binomial":
             c = g.binomial(m.n, _support_probability(m, x))
@@ -1252,18 +1252,22 @@ class BootstrapPosteriorDraws:
         """Draws ``start .. stop - 1`` of the frequency vector, shape ``(stop - start, d)``.
 
         Row ``i`` is drawn from replicate ``i mod n_boot``, which is fitted on first use.
+        Read-only (see :class:`bayesldp.estimate.Uncertainty`).
 
         Parameters
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``.
         """
-        start, stop = _check_rows(start, stop, self.n_draws)
+        d = self.table.item_row.size
+        return cached_rows(self._cache, self._rows, start, stop, self.n_draws, d)
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
         out = np.empty((stop - start, self.table.item_row.size))
         with single_threaded_blas():
             for i in range(start, stop):
                 table = self.replicate(i % self.n_boot)
-                out[i - start] = table.draw(_row_generator(self.seed, 1, i), self.measurement.n)
+                out[i - start] = table.draw(row_generator(self.seed, 1, i), self.measurement.n)
         return out
 
 

@@ -46,7 +46,7 @@ from bayesldp._validation import (
     check_probability,
     check_rng,
 )
-from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty
+from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty, cached_rows, row_generator
 from bayesldp.measurement import Measurement, support_count_variance
 from bayesldp.methods import project_simplex
 from bayesldp.oracles import fwht
@@ -56,7 +56,6 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "BOOTSTRAP_LINEAR",
     "BOOTSTRAP_UNRELIABLE",
-    "CACHE_LIMIT",
     "INTERVAL_KINDS",
     "RELIABLE_SIGMAS",
     "Interval",
@@ -78,10 +77,6 @@ __all__ = [
 
 #: Interval kinds :meth:`Estimate.interval` knows.
 INTERVAL_KINDS: tuple[str, ...] = ("normal", "bootstrap", "percentile", "posterior")
-
-#: Largest number of replicate entries (B x d) kept in memory; beyond it replicates are
-#: regenerated, chunk by chunk, each time they are needed (same seed, same rows).
-CACHE_LIMIT = 1 << 24
 
 
 class Interval(tuple):
@@ -432,10 +427,12 @@ class ParametricBootstrap:
     every replicate with the options recorded in ``estimate.info["options"]``, vectorised
     where :mod:`bayesldp.batch` has a form for it, otherwise one replicate at a time.
 
-    Replicate ``i`` is simulated from ``SeedSequence(seed, spawn_key=(i,))``, so it is
-    the same whatever chunk it is asked in. All replicates are computed on first use
-    and kept while ``n_replicates * d <= CACHE_LIMIT``; larger ones are regenerated
-    chunk by chunk each time.
+    Replicate ``i`` is simulated from ``SeedSequence(seed, spawn_key=(i,))``
+    (:func:`bayesldp.estimate.row_generator`), so it is the same whatever chunk it is
+    asked in. All replicates are computed on first use and kept while the
+    ``(n_replicates, d)`` array takes at most
+    :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`; larger ones are regenerated chunk by
+    chunk each time (:func:`bayesldp.estimate.cached_rows`).
 
     Parameters
     ----------
@@ -502,7 +499,7 @@ class ParametricBootstrap:
             raise ValueError(f"world must have length {m.domain_size}, got {base.size}")
         self.counts_fitted = fitted_counts(base, m.n)
         self.fitted = self.counts_fitted / m.n
-        self._cache: np.ndarray | None = None
+        self._cache: dict[str, np.ndarray] = {}
         self.info: dict[str, Any] = {
             "seed": self.seed,
             "simulation": "exact (GRR mixture form)"
@@ -533,8 +530,7 @@ class ParametricBootstrap:
         m = self.estimate.measurement
         rows = []
         for i in range(start, stop):
-            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(i,)))
-            rows.append(bootstrap_counts(m, self.counts_fitted, rng))
+            rows.append(bootstrap_counts(m, self.counts_fitted, row_generator(self.seed, i)))
         return np.stack(rows)
 
     def _compute(self, start: int, stop: int) -> np.ndarray:
@@ -557,24 +553,27 @@ class ParametricBootstrap:
         """Replicates ``start .. stop - 1`` of the method's output, shape ``(rows, d)``.
 
         For ``post-pos`` these are the raw estimates its queries clip. All replicates are
-        computed and cached on the first call unless ``n_draws * d`` exceeds
-        :data:`CACHE_LIMIT`.
+        computed and cached on the first call unless the ``(n_draws, d)`` array would
+        take more than :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`
+        (:func:`bayesldp.estimate.cached_rows`); ``info["seconds"]`` is the time that
+        took.
 
         Parameters
         ----------
         start, stop : int
             First replicate and one past the last, ``0 <= start <= stop <= n_draws``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Read-only, shape ``(stop - start, d)``.
         """
-        if not 0 <= start <= stop <= self.n_draws:
-            raise ValueError(f"replicates {start}..{stop} outside 0..{self.n_draws}")
-        d = self.estimate.domain_size
-        if self.n_draws * d > CACHE_LIMIT:
-            return self._compute(start, stop)
-        if self._cache is None:
-            begin = time.perf_counter()
-            self._cache = self._compute(0, self.n_draws)
-            self._cache.setflags(write=False)
-            self.info["seconds"] = time.perf_counter() - begin
+        filling = "rows" not in self._cache
+        rows = cached_rows(
+            self._cache, self._compute, start, stop, self.n_draws, self.estimate.domain_size
+        )
+        if filling and "rows" in self._cache:
+            self.info["seconds"] = self.info["seconds_last"]
             logger.debug(
                 "bootstrap of %s: %d replicates in %.3f s (vectorised: %s)",
                 self.method,
@@ -582,7 +581,7 @@ class ParametricBootstrap:
                 self.info["seconds"],
                 self.info["vectorised"],
             )
-        return self._cache[start:stop]
+        return rows
 
     def set_sums(self, masks: np.ndarray) -> np.ndarray:
         """Every replicate's answer for each set, shape ``(Q, B)`` (``post-pos``: clipped).

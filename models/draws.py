@@ -13,8 +13,10 @@ moment-matched Gamma laws used before.
 
 :class:`ItemPosteriorDraws` and :class:`ExactTotalDraws` implement
 :class:`bayesldp.estimate.Uncertainty`: row ``i`` of the draws comes from its own
-random stream (``SeedSequence(seed, spawn_key=(i,))``), so it is the same whatever
-chunk asks for it, and nothing of size ``(n_draws, d)`` is ever stored.
+random stream (:func:`bayesldp.estimate.row_generator`), so it is the same whatever
+chunk asks for it. Nothing of size ``(n_draws, d)`` is needed: rows are generated on
+demand, and kept after the first query only while they take at most
+:data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES` (:func:`bayesldp.estimate.cached_rows`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesldp.estimate import cached_rows, row_generator
 from bayesldp.models.lomax import WINDOW_SIGMA, CountGrid, ExactTotal
 
 #: Spacing of the tabulated estimates, in noise standard deviations.
@@ -32,28 +35,10 @@ TABLE_STEP = 1.0 / 16
 TAIL = 1e-15
 
 __all__ = [
-    "CACHE_MAX_BYTES",
     "ExactTotalDraws",
     "ItemPosteriorDraws",
     "ItemPosteriorTable",
-    "row_generator",
 ]
-
-#: Largest ``(n_draws, d)`` float64 array of item-posterior draws kept after the first query.
-CACHE_MAX_BYTES = 64 * 2**20
-
-
-def row_generator(seed: int, row: int) -> np.random.Generator:
-    """Return the random stream of draw ``row`` (independent of which chunk asks for it).
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the whole set of draws.
-    row : int
-        The draw's number; its stream is ``SeedSequence(seed, spawn_key=(row,))``.
-    """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(row,))))
 
 
 class ItemPosteriorTable:
@@ -206,9 +191,10 @@ class ItemPosteriorDraws:
     divided by ``n``.
 
     Rows are generated on demand, so that ``d = 10^6`` needs no ``(n_draws, d)`` array.
-    When that array would take at most :data:`CACHE_MAX_BYTES`, the first query generates
-    every row once and keeps them, so later queries (an interval per subset) only read
-    them; each row is the same either way (its own seeded generator).
+    When that array would take at most :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`, the
+    first query generates every row once and keeps them, so later queries (an interval
+    per subset) only read them (:func:`bayesldp.estimate.cached_rows`); each row is the
+    same either way (its own seeded generator).
     """
 
     y: np.ndarray
@@ -242,20 +228,14 @@ class ItemPosteriorDraws:
         return x / total
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``.
+        """Draws ``start .. stop - 1``, read-only, shape ``(stop - start, d)``.
 
         Parameters
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``.
         """
-        if not 0 <= start <= stop <= self.n_draws:
-            raise ValueError(f"need 0 <= start <= stop <= {self.n_draws}, got {start}, {stop}")
-        if self.n_draws * self.y.size * 8 <= CACHE_MAX_BYTES:
-            if "rows" not in self._cache:
-                self._cache["rows"] = self._rows(0, self.n_draws)
-            return self._cache["rows"][start:stop].copy()
-        return self._rows(start, stop)
+        return cached_rows(self._cache, self._rows, start, stop, self.n_draws, self.y.size)
 
     def _rows(self, start: int, stop: int) -> np.ndarray:
         out = np.empty((stop - start, self.y.size))
@@ -269,7 +249,8 @@ class ExactTotalDraws:
     """Exact draws of the counts given ``sum x = n`` (small problems; an ``Uncertainty``).
 
     Row ``i`` uses point ``i % len(points)`` (an :class:`ExactTotal`) and draws the items
-    one after another given those before (:meth:`ExactTotal.sample`).
+    one after another given those before (:meth:`ExactTotal.sample`). Rows are generated
+    on first use and kept like :class:`ItemPosteriorDraws`' rows.
     """
 
     points: tuple[ExactTotal, ...]
@@ -277,17 +258,20 @@ class ExactTotalDraws:
     seed: int
     n_draws: int
     kind: str = "posterior"
+    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1``, shape ``(stop - start, d)``.
+        """Draws ``start .. stop - 1``, read-only, shape ``(stop - start, d)``.
 
         Parameters
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``.
         """
-        if not 0 <= start <= stop <= self.n_draws:
-            raise ValueError(f"need 0 <= start <= stop <= {self.n_draws}, got {start}, {stop}")
+        d = self.points[0].q.shape[0]
+        return cached_rows(self._cache, self._rows, start, stop, self.n_draws, d)
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
         d = self.points[0].q.shape[0]
         out = np.empty((stop - start, d))
         for j, i in enumerate(range(start, stop)):

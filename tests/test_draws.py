@@ -125,12 +125,12 @@ def test_uncertainty_rows_reproducible_in_any_chunk():
     np.testing.assert_array_equal(rows[11:19], unc.sample(11, 19))
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
     assert isinstance(unc, bayesldp.estimate.Uncertainty)
-    with pytest.raises(ValueError, match="start"):
+    with pytest.raises(ValueError, match="stop must be <= 30"):
         unc.sample(5, 31)
 
 
 def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
-    """Below CACHE_MAX_BYTES every row is generated once and kept; the values are the same."""
+    """Below ROW_CACHE_MAX_BYTES every row is generated once and kept; the values are the same."""
     n, sigma_c = 10_000, 200.0
     grid = S.CountGrid.build(n, sigma_c)
     y = np.linspace(-300, 5000, 50)
@@ -138,10 +138,12 @@ def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
     point = (D.PointTables(table, 7.0),)
     cached = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     first = cached.sample(3, 9)
-    first[:] = -1.0  # a caller's copy: changing it leaves the cache alone
-    monkeypatch.setattr(D, "CACHE_MAX_BYTES", 0)
+    with pytest.raises(ValueError, match="read-only"):
+        first[:] = -1.0  # a view of the cache: callers cannot change it
+    monkeypatch.setattr(bayesldp.estimate, "ROW_CACHE_MAX_BYTES", 0)
     lazy = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     np.testing.assert_array_equal(cached.sample(0, 30), lazy.sample(0, 30))
+    assert not lazy.sample(3, 9).flags.writeable  # read-only uncached too
     assert cached.nbytes - lazy.nbytes == 30 * 50 * 8  # every row held by the cached one
 
 
@@ -155,8 +157,10 @@ def test_interval_speed_script_tiny(tmp_path):
     pytest.importorskip("pymc")
     root = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, str(root / "benchmarks" / "interval_speed.py"), "--d", "64",
-           "--queries", "2", "--methods", "bayes-consistent", "--out", str(tmp_path)]  # fmt: skip
+           "--queries", "2", "--methods", "bayes-consistent", "eb-npmle",
+           "--out", str(tmp_path)]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, cwd=root, timeout=600)
     table = pd.read_csv(tmp_path / "interval_speed.csv")
-    assert bool(table["same_intervals"].iloc[0])
+    assert list(table["method"]) == ["bayes-consistent", "eb-npmle"]
+    assert table["same_intervals"].astype(bool).all()
     assert {"set_seconds", "set_seconds_uncached"} <= set(table.columns)

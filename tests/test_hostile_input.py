@@ -200,6 +200,18 @@ def test_estimate_queries(m, indices, k, prob):
     outcome(lambda: est.interval([0], prob=prob), ["prob", "posterior draws"])
 
 
+@given(m=measurements(), start=hostile_scalar, stop=hostile_scalar)
+def test_draw_ranges(m, start, stop):
+    """``Uncertainty.sample(start, stop)``: rows in range, or a ValueError naming one."""
+    est = bayesldp.postprocess(m, "norm-sub")
+    draws = bayesldp.estimate.StoredDraws(np.zeros((5, m.domain_size)))
+    for unc in (draws, est.bootstrap(5, rng=0)):
+        rows = outcome(lambda unc=unc: unc.sample(start, stop), ["start", "stop"])
+        if rows is not None:
+            assert rows.shape == (int(stop) - int(start), m.domain_size)
+            assert not rows.flags.writeable
+
+
 # ---------------------------------------------------------------------------
 # metrics
 

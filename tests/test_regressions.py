@@ -336,7 +336,7 @@ def test_draw_ranges_and_likelihood_kinds_are_checked():
     from bayesldp.intervals import ParametricBootstrap
     from bayesldp.models.checks import replicate_counts
 
-    with pytest.raises(ValueError, match="draws"):
+    with pytest.raises(ValueError, match="stop must be <= 3"):
         StoredDraws(np.zeros((3, 2))).sample(2, 5)
     m = bayesldp.OUE(1.0, 4).simulate(np.array([10, 5, 3, 2]), np.random.default_rng(0))
     boot = ParametricBootstrap(bayesldp.postprocess(m, "norm-sub"), 4, 0)
