@@ -38,9 +38,12 @@ __all__ = [
     "build_dirichlet_model",
     "cached_model",
     "check_normal_prior",
+    "concentration_start",
     "dirichlet_draws",
     "dirichlet_simplex",
+    "log_concentration",
     "parametrization_hints",
+    "set_concentration_start",
     "set_hints",
 ]
 
@@ -58,6 +61,8 @@ KINK_FLOOR = 0.25
 START_Z = 2.0
 #: Coordinate of the ignored reference slot (its kink is out of reach).
 _FAR = -1e3
+#: Range of the starting log-concentration (:func:`concentration_start`).
+LOG_START_RANGE = (-10.0, 5.0)
 
 
 def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
@@ -178,6 +183,89 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     return f
 
 
+def concentration_start(m: Measurement) -> float:
+    r"""Return a moment estimate of :math:`\log a`, where the samplers start the concentration.
+
+    Under :math:`f \sim \mathrm{Dirichlet}(a \mathbf 1_d)`,
+    :math:`E \sum_v f_v^2 = (1 + a) / (1 + d a)`; the sum is estimated without bias by
+    :math:`\sum_v (\hat f_v^2 - \widehat{\mathrm{Var}}\,\hat f_v)` (at least
+    :math:`\max_v \hat f_v^2`) and the equation solved for :math:`a`, clipped to
+    :data:`LOG_START_RANGE` in :math:`\log a`. It only chooses where the chains start:
+    on word-frequency data (d = 42,178) the posterior of :math:`\log a` has, besides its
+    mode near :math:`a = 0.004`, a local mode near :math:`a = 1` of negligible mass
+    that traps a chain started there (measured: r_hat 2.15), and PyMC's default start is
+    the prior's mean, :math:`a = 1`.
+
+    Parameters
+    ----------
+    m : Measurement
+        The measurement the model will be fitted to.
+
+    Returns
+    -------
+    float
+        The starting value of :math:`\log a`.
+    """
+    check_measurement(m)
+    f, d = m.estimates, m.domain_size
+    low, high = LOG_START_RANGE
+    if d < 2:
+        return 0.0
+    square_sum = max(float(np.sum(f * f - m.variance())), float(f.max()) ** 2)
+    excess = square_sum * d - 1.0
+    if excess <= 0:
+        return high
+    a = (1.0 - square_sum) / excess
+    return low if a <= 0 else float(np.clip(np.log(a), low, high))
+
+
+def log_concentration(name: str, concentration_prior: tuple[float, float], measurement):
+    r"""Add :math:`\log a \sim \mathcal N(\mu_0, s_0^2)`, sampled from a data-driven start.
+
+    The free variable is ``{name}_offset`` :math:`= \log a - s` with ``s`` =
+    :func:`concentration_start` (``pm.Data`` ``{name}_start``; the law of
+    :math:`\log a` does not depend on it) and initial value 0, so every chain starts
+    near the measurement's moment estimate instead of the prior's mean.
+
+    Parameters
+    ----------
+    name : str
+        Name of the log-concentration (a ``Deterministic``).
+    concentration_prior : (float, float)
+        Mean and standard deviation of its normal prior.
+    measurement : Measurement
+        Chooses the start (:func:`set_concentration_start` moves it to another).
+
+    Returns
+    -------
+    TensorVariable
+        :math:`\log a`, a scalar.
+    """
+    import pymc as pm
+
+    mu, sd = check_normal_prior(concentration_prior, "concentration_prior")
+    start = pm.Data(f"{name}_start", concentration_start(measurement))
+    offset = pm.Normal(f"{name}_offset", mu - start, sd, initval=0.0)
+    return pm.Deterministic(name, start + offset)
+
+
+def set_concentration_start(model, name: str, measurement: Measurement) -> None:
+    """Move the start of :func:`log_concentration` ``name`` to another measurement.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model holding ``log_concentration(name, ...)``.
+    name : str
+        The log-concentration's name.
+    measurement : Measurement
+        The measurement the model will be fitted to next.
+    """
+    import pymc as pm
+
+    pm.set_data({f"{name}_start": concentration_start(measurement)}, model=model)
+
+
 def set_hints(model, name: str, measurement: Measurement) -> None:
     """Move the coordinates of :func:`dirichlet_simplex` ``name`` to another measurement.
 
@@ -232,8 +320,8 @@ def build_dirichlet_model(
     Returns
     -------
     pymc.Model
-        Variables ``log_a`` (free), ``a`` and ``f`` (deterministic, dims ``item``) and
-        the likelihood ``counts``.
+        Variables ``log_a_offset`` (free: :func:`log_concentration`), ``log_a``, ``a``
+        and ``f`` (deterministic, dims ``item``) and the likelihood ``counts``.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -242,7 +330,7 @@ def build_dirichlet_model(
     kind = resolve_kind(m, kind)
     d = m.domain_size
     with pm.Model(coords={"item": np.arange(d)}) as model:
-        log_a = pm.Normal("log_a", mu, sd)
+        log_a = log_concentration("log_a", (mu, sd), m)
         a = pm.Deterministic("a", pt.exp(log_a))
         f = dirichlet_simplex("f", a, m, dims="item")
         ldp_likelihood("counts", f, m, kind=kind)
@@ -370,6 +458,7 @@ def bayes_dirichlet(
         lambda: build_dirichlet_model(m, concentration_prior=prior, kind=kind),
     )
     set_hints(model, "f", m)
+    set_concentration_start(model, "log_a", m)
     set_measurement(model, "counts", m)
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,

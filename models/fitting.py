@@ -53,8 +53,9 @@ __all__ = [
 #: ``benchmarks/bayes_layer_speed.py``).
 SAMPLERS = ("nutpie", "numpyro", "pymc")
 
-#: Free variables with at most this many elements get r_hat / ESS diagnostics (with
-#: the frequency vector itself); larger latent vectors are summarised through it.
+#: Free and deterministic variables with at most this many elements (of static shape)
+#: get r_hat / ESS diagnostics, with the frequency vector itself; larger latent vectors
+#: are summarised through it.
 DIAGNOSE_MAX_SIZE = 100
 
 #: Environment variables that size the thread pools of BLAS and OpenMP libraries.
@@ -193,7 +194,7 @@ _RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_n
 
 def _diagnosed_names(model, var_name: str) -> list[str]:
     names = []
-    for rv in model.free_RVs:
+    for rv in [*model.free_RVs, *model.deterministics]:
         size = rv.type.shape
         if all(s is not None for s in size) and int(np.prod(size, dtype=int)) <= DIAGNOSE_MAX_SIZE:
             names.append(rv.name)
@@ -252,7 +253,7 @@ def fit(
         :meth:`~bayesldp.Estimate.interval`; ``inference_data`` and
         ``info["inference_data"]``: the ArviZ InferenceData; ``info``: ``sampler``,
         ``r_hat`` and ``ess_bulk`` (the worst item of ``var_name`` and of each small
-        free variable), ``divergences``, ``likelihoods`` (name to kind), ``model``
+        free or deterministic variable), ``divergences``, ``likelihoods`` (name to kind), ``model``
         and timings. Poor convergence raises a :class:`RuntimeWarning`.
 
     Raises

@@ -38,6 +38,8 @@ from bayesldp.models.dirichlet import (
     check_normal_prior,
     dirichlet_draws,
     dirichlet_simplex,
+    log_concentration,
+    set_concentration_start,
     set_hints,
 )
 from bayesldp.models.fitting import fit
@@ -110,8 +112,10 @@ def build_hier_model(
     Returns
     -------
     pymc.Model
-        Variables ``mu``, ``tau`` and ``z`` (dims ``group``; not with a single group),
-        ``a`` (dims ``group``), ``f`` (dims ``item``) and the likelihood ``counts``.
+        Variables ``mu`` (sampled as ``mu_offset``:
+        :func:`~bayesldp.models.dirichlet.log_concentration`), ``tau`` and ``z`` (dims
+        ``group``; not with a single group), ``a`` (dims ``group``), ``f`` (dims
+        ``item``) and the likelihood ``counts``.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -123,7 +127,7 @@ def build_hier_model(
     labels, index = group_index(groups, d)
     with pm.Model(coords={"item": np.arange(d), "group": list(labels)}) as model:
         item_group = pm.Data("item_group", index, dims="item")
-        mu = pm.Normal("mu", mu0, s0)
+        mu = log_concentration("mu", (mu0, s0), m)
         if len(labels) > 1:
             tau = pm.HalfNormal("tau", s_tau)
             z = pm.Normal("z", 0.0, 1.0, dims="group")
@@ -239,6 +243,7 @@ def bayes_hier(
         ),
     )
     set_hints(model, "f", m)
+    set_concentration_start(model, "mu", m)
     set_measurement(model, "counts", m)
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,

@@ -245,10 +245,11 @@ def test_bayes_hier_matches_exact_posterior(oracle_name, kind):
     exact = ExactDirichletPosterior(m, kind, alphas, log_w, 40)
     groups = {"pair": [0, 1], "single": [2]}
     est = quiet(models.bayes_hier, m, groups=groups, draws=4000, tune=1000, sampler=SAMPLER, rng=4)
-    # The group-level scale makes a funnel: under 1% of transitions diverge on these tiny
-    # cases (64 and 53 of 8000 measured, OUE and GRR); the posterior must still match the
-    # exact one.
-    assert est.info["divergences"] <= 0.01 * 8000
+    # The group-level scale makes a funnel: about 1% of transitions diverge on these tiny
+    # cases (seeds 4-9, of 8000: OUE 56-114, GRR 33-83 with the moment start of mu;
+    # 43-86 and 44-66 with the previous start at the prior's mean), so at most 2% are
+    # allowed; the posterior must still match the exact one.
+    assert est.info["divergences"] <= 0.02 * 8000
     assert_matches_exact(est, exact, [0, 1])
 
 
@@ -518,3 +519,43 @@ def test_dirichlet_coordinates_refuse_a_non_measurement():
         dirichlet.parametrization_hints([1, 2, 3])
     with pm.Model(), pytest.raises(ValueError, match=r"^measurement must be a bayesldp"):
         dirichlet.dirichlet_simplex("f", 0.5, "counts")
+
+
+def test_concentration_start_recovers_a_dirichlet_concentration():
+    # Brute force: frequencies drawn from Dirichlet(a), measured by OUE with many users;
+    # the moment estimate is where the chains start, so a factor of 2 is close enough.
+    from bayesldp.models import dirichlet
+
+    rng = np.random.default_rng(3)
+    for a in (0.01, 0.1, 1.0):
+        f = dirichlet.dirichlet_draws(np.full((1, 2000), a), rng)[0]
+        n = 10**7
+        m = bayesldp.OUE(2.0, f.size).simulate(rng.multinomial(n, f), rng)
+        start = dirichlet.concentration_start(m)
+        assert abs(start - math.log(a)) < math.log(2), (a, math.exp(start))
+    # a uniform domain has no excess concentration: the start is the top of its range
+    m = bayesldp.OUE(2.0, 50).simulate(np.full(50, 10**5), rng)
+    assert dirichlet.concentration_start(m) == dirichlet.LOG_START_RANGE[1]
+    # everything on one item: the bottom of the range
+    m = bayesldp.OUE(8.0, 50).simulate(np.r_[10**7, np.zeros(49, dtype=int)], rng)
+    assert dirichlet.concentration_start(m) == dirichlet.LOG_START_RANGE[0]
+
+
+def test_log_concentration_starts_at_the_moment_estimate_and_keeps_its_prior():
+    from bayesldp.models import dirichlet
+
+    ms = oracle_measurements(d=6, n=500)
+    model = dirichlet.build_dirichlet_model(ms["OUE"], concentration_prior=(0.5, 1.5))
+    point = model.initial_point()
+    assert point["log_a_offset"] == 0.0
+    start = float(model["log_a_start"].get_value())
+    assert start == pytest.approx(dirichlet.concentration_start(ms["OUE"]))
+    dirichlet.set_concentration_start(model, "log_a", ms["SUE"])
+    assert float(model["log_a_start"].get_value()) == dirichlet.concentration_start(ms["SUE"])
+    # the prior of log a is N(0.5, 1.5^2) whatever the start (the offset's logp, moved;
+    # PyMC's normal log-density differs from scipy's by a constant ~1e-8)
+    logp = model.compile_logp(vars=[model["log_a_offset"]])
+    new_start = float(model["log_a_start"].get_value())
+    for offset in (-2.0, 0.0, 1.3):
+        value = float(logp({**point, "log_a_offset": np.array(offset)}))
+        assert value == pytest.approx(stats.norm.logpdf(new_start + offset, 0.5, 1.5), abs=1e-7)
