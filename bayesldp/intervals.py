@@ -47,9 +47,9 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty, cached_rows, row_generator
-from bayesldp.measurement import Measurement, support_count_variance
+from bayesldp.measurement import Measurement
 from bayesldp.methods import project_simplex
-from bayesldp.oracles import fwht
+from bayesldp.oracles import FrequencyOracle, oracle_class
 
 logger = logging.getLogger(__name__)
 
@@ -135,18 +135,6 @@ class Interval(tuple):
 # ---------------------------------------------------------------------------
 
 
-def _hypergeometric_moments(population: int, successes: int, draws: int) -> tuple[float, float]:
-    """Mean and second moment of a hypergeometric count."""
-    if draws <= 0 or successes <= 0:
-        return 0.0, 0.0
-    share = successes / population
-    mean = draws * share
-    var = 0.0
-    if population > 1:
-        var = draws * share * (1 - share) * (population - draws) / (population - 1)
-    return mean, var + mean * mean
-
-
 def _as_masks(sets, d: int, name: str = "sets") -> np.ndarray:
     """Return a ``(Q, d)`` boolean array from a 2-D mask array or one set (indices or a mask)."""
     arr = np.asarray(sets)
@@ -157,20 +145,6 @@ def _as_masks(sets, d: int, name: str = "sets") -> np.ndarray:
     mask = np.zeros((1, d), dtype=bool)
     mask[0, check_indices(sets, d, name)] = True
     return mask
-
-
-def _mixed_hypergeometric_variance(
-    d: int, k: int, p: float, shift: int, successes: np.ndarray
-) -> np.ndarray:
-    """Variance of SS's count of set items in one report (see subset_count_variances)."""
-    out = np.empty(successes.size)
-    for i, a in enumerate(successes):
-        m1, s1 = _hypergeometric_moments(d - 1, int(a), k - 1)
-        m0, s0 = _hypergeometric_moments(d - 1, int(a), k)
-        e1 = p * (m1 + shift) + (1 - p) * m0
-        e2 = p * (s1 + 2 * shift * m1 + shift * shift) + (1 - p) * s0
-        out[i] = e2 - e1 * e1
-    return out
 
 
 def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray:
@@ -192,19 +166,16 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
         \text{HR:}\quad & \tfrac14 \sum_u x_u \left(a + \beta M_u - \beta^2
             [u \in S]\right),\quad \beta = 2p - 1.
 
-    SS (report size :math:`k = q(d-1) + p`): a user holding ``u`` reports ``u`` plus
-    ``k - 1`` of the other ``d - 1`` items with probability ``p``, else ``k`` of them, so
-    the number of set items is a mixture of hypergeometric counts whose variance is
-    :math:`V_1` for :math:`u \in S` and :math:`V_0` otherwise. HR: item ``v`` owns the
-    columns where Hadamard row ``v + 1`` is +1; :math:`M_u` counts the ordered pairs
-    ``(r, s)`` of rows of ``S`` with :math:`r \oplus s = u + 1` (by two Walsh-Hadamard
-    transforms), since the columns of two items are correlated through the row their
-    XOR names. OLH's independence holds for an ideal hash; the universal family
+    Each formula is the oracle class's ``count_sum_variances`` (asked through
+    :func:`bayesldp.oracles.oracle_class`; :meth:`bayesldp.SS.count_sum_variances` and
+    :meth:`bayesldp.HR.count_sum_variances` explain :math:`V_0, V_1` and :math:`M_u`).
+    OLH's independence holds for an ideal hash; the universal family
     :class:`~bayesldp.OLH` draws from correlates items whose offsets from the user's
     value are in small integer ratios (measured: a covariance of about 10% of the
     variance for ``(u, v, w) = (0, 1, 2)``), which averages out over random sets but not
-    over structured ones. Oracles other than the six (``"custom"``) are treated as
-    having independent supports.
+    over structured ones. An oracle that does not override
+    :meth:`bayesldp.FrequencyOracle.count_sum_variances` (a registered one of your own, or
+    a Measurement's ``"custom"``) is treated as having independent supports.
 
     Parameters
     ----------
@@ -224,8 +195,7 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
     """
     d = m.domain_size
     masks = _as_masks(sets, d)
-    n, p, q = m.n, m.p, m.q
-    a = masks.sum(axis=1).astype(np.float64)
+    n = m.n
     weights = masks.astype(np.float64)
     if frequencies is None:
         f = np.clip(m.estimates, 0.0, 1.0)
@@ -236,28 +206,8 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
             raise ValueError(f"frequencies must have shape ({d},), got {f.shape}")
         f_set = weights @ f
     x_set = n * f_set
-    if m.oracle == "GRR":
-        pin, pout = p + (a - 1) * q, a * q
-        out = x_set * pin * (1 - pin) + (n - x_set) * pout * (1 - pout)
-    elif m.oracle == "SS":
-        k = round(q * (d - 1) + p)
-        sizes = a.astype(np.int64)
-        v1 = _mixed_hypergeometric_variance(d, k, p, 1, np.maximum(sizes - 1, 0))
-        v0 = _mixed_hypergeometric_variance(d, k, p, 0, sizes)
-        out = x_set * v1 + (n - x_set) * v0
-    elif m.oracle == "HR":
-        size = 1 << d.bit_length()
-        beta = 2 * p - 1
-        out = np.empty(masks.shape[0])
-        for i, mask in enumerate(masks):
-            rows = np.zeros(size)
-            rows[1 : d + 1] = mask
-            pairs = np.rint(fwht(fwht(rows) ** 2) / size)[1 : d + 1]
-            cross = float(np.sum(n * f * pairs))
-            out[i] = 0.25 * (n * a[i] + beta * cross - beta * beta * x_set[i])
-    else:
-        out = support_count_variance(n, p, q, x_set, items=a)
-    return np.where(a > 0, out, 0.0)
+    out = oracle_class(m.oracle, FrequencyOracle).count_sum_variances(m, masks, f, x_set)
+    return np.where(masks.any(axis=1), out, 0.0)
 
 
 def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
@@ -386,14 +336,13 @@ def fitted_counts(frequencies: np.ndarray, n: int) -> np.ndarray:
 def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     r"""One replicate of support counts for users with true counts ``x``.
 
-    GRR exactly: a user reports its own value with probability :math:`p - q` and
-    otherwise a value uniform over all ``d`` (the same law, since
-    :math:`p = (p - q) + q` and :math:`q = 0 + q`), so the counts are
-    :math:`\mathrm{Bin}(x_v, p-q)` plus one multinomial of the rest over ``d`` cells.
-    Other oracles: :math:`\mathrm{Bin}(x_v, p) + \mathrm{Bin}(n - x_v, q)`, the exact
-    joint law for OUE and SUE and the exact marginals for OLH, SS and HR (whose
-    dependence between items is ignored; subset sums of SS and HR replicates then have
-    the wrong variance, see :func:`subset_count_variance`).
+    The oracle class's ``bootstrap_counts`` (its ``bootstrap_simulation`` says how exact
+    it is): GRR exactly, in its mixture form (:meth:`bayesldp.GRR.bootstrap_counts`);
+    otherwise :math:`\mathrm{Bin}(x_v, p) + \mathrm{Bin}(n - x_v, q)`
+    (:meth:`bayesldp.FrequencyOracle.bootstrap_counts`), the exact joint law for OUE and
+    SUE and the exact marginals for OLH, SS and HR (whose dependence between items is
+    ignored; subset sums of SS and HR replicates then have the wrong variance, see
+    :func:`subset_count_variance`).
 
     Parameters
     ----------
@@ -410,12 +359,7 @@ def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) ->
     numpy.ndarray of int
         Support count of each item.
     """
-    n, p, q = m.n, m.p, m.q
-    d = x.size
-    if m.oracle == "GRR":
-        own = rng.binomial(x, p - q)
-        return own + rng.multinomial(n - int(own.sum()), np.full(d, 1.0 / d))
-    return rng.binomial(x, p) + rng.binomial(n - x, q)
+    return oracle_class(m.oracle, FrequencyOracle).bootstrap_counts(m, x, rng)
 
 
 class ParametricBootstrap:
@@ -502,9 +446,7 @@ class ParametricBootstrap:
         self._cache: dict[str, np.ndarray] = {}
         self.info: dict[str, Any] = {
             "seed": self.seed,
-            "simulation": "exact (GRR mixture form)"
-            if m.oracle == "GRR"
-            else ("exact" if m.oracle in ("OUE", "SUE") else "binomial marginals"),
+            "simulation": oracle_class(m.oracle, FrequencyOracle).bootstrap_simulation,
             "vectorised": None,
             "seconds": None,
         }

@@ -16,10 +16,18 @@ from bayesldp._validation import (
 )
 
 __all__ = [
+    "COUNTS_SUM_TO_N",
     "Measurement",
     "check_measurement",
     "support_count_variance",
 ]
+
+#: Upper-case names of the oracles whose reports each support exactly one item, so that
+#: their support counts sum to ``n`` (GRR). Filled by
+#: :func:`bayesldp.oracles.register_oracle` from ``FrequencyOracle.counts_sum_to_n``: the
+#: fact is declared on the oracle class, and this module, which the oracles import,
+#: cannot import them.
+COUNTS_SUM_TO_N: set[str] = set()
 
 
 def support_count_variance(n, p, q, x, items=1):
@@ -92,7 +100,8 @@ class Measurement:
     Build one with :meth:`from_support_counts` (counts from a real deployment) or
     with an oracle's ``aggregate`` / ``simulate``. The constructor validates its
     fields, so a Measurement is always internally consistent: the estimates must be
-    the ones the support counts give, and GRR's counts must sum to ``n``.
+    the ones the support counts give, and the counts of an oracle whose reports support
+    one item each (GRR: :data:`COUNTS_SUM_TO_N`) must sum to ``n``.
     """
 
     estimates: np.ndarray
@@ -114,10 +123,14 @@ class Measurement:
             raise ValueError(f"p must exceed q, got p={p}, q={q}")
         if counts.max() > n:
             raise ValueError(f"support_counts exceed n={n}: max is {counts.max()}")
-        if self.oracle == "GRR" and counts.sum() != n:
+        if (
+            isinstance(self.oracle, str)
+            and self.oracle.upper() in COUNTS_SUM_TO_N
+            and counts.sum() != n
+        ):
             raise ValueError(
-                f"support_counts of GRR must sum to n (each user reports one item): they sum "
-                f"to {counts.sum()}, n={n}"
+                f"support_counts of {self.oracle} must sum to n (each user reports one "
+                f"item): they sum to {counts.sum()}, n={n}"
             )
         # The estimates must be the ones the counts give: anything else is a measurement
         # that contradicts itself, and methods would silently use one or the other.
@@ -163,7 +176,9 @@ class Measurement:
         p, q : float
             Support probabilities of the oracle used.
         oracle : str, optional
-            Oracle name, recorded for reference.
+            Oracle name. A registered one (in any case) selects that oracle's facts
+            (GRR: counts summing to ``n``, a multinomial likelihood, exact subset
+            variances); any other is treated as a generic pure oracle.
         epsilon : float, optional
             Privacy budget, recorded for reference.
 

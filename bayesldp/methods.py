@@ -29,6 +29,7 @@ from bayesldp._validation import (
 from bayesldp.errors import ConvergenceError, ConvergenceWarning
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
+from bayesldp.oracles import FrequencyOracle, oracle_class
 
 logger = logging.getLogger(__name__)
 
@@ -504,8 +505,9 @@ def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> 
 def likelihood_kind(m: Measurement, likelihood: str) -> str:
     """Return the support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
 
-    ``"auto"`` picks multinomial for GRR and binomial otherwise; ``"multinomial"`` is
-    refused for an oracle whose cell probabilities do not sum to one.
+    ``"auto"`` picks the oracle's ``likelihood_kind`` (multinomial for GRR, binomial
+    otherwise; :func:`bayesldp.oracles.oracle_class`); ``"multinomial"`` is refused for an
+    oracle whose cell probabilities do not sum to one.
 
     Parameters
     ----------
@@ -516,7 +518,7 @@ def likelihood_kind(m: Measurement, likelihood: str) -> str:
     """
     check_choice(likelihood, ("auto", "multinomial", "binomial"), "likelihood")
     if likelihood == "auto":
-        return "multinomial" if m.oracle == "GRR" else "binomial"
+        return oracle_class(m.oracle, FrequencyOracle).likelihood_kind
     if likelihood == "multinomial" and abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
         raise ValueError(
             "likelihood='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "

@@ -82,7 +82,7 @@ from bayesldp._validation import (
     check_values,
 )
 from bayesldp.exact_random import bernoulli, bernoulli_packed, subsets
-from bayesldp.measurement import Measurement, support_count_variance
+from bayesldp.measurement import COUNTS_SUM_TO_N, Measurement, support_count_variance
 
 __all__ = [
     "ARROW_METADATA_KEY",
@@ -97,6 +97,7 @@ __all__ = [
     "FrequencyOracle",
     "exp_ratios",
     "make_oracle",
+    "oracle_class",
     "read_arrow_parameters",
     "register_oracle",
     "rows_per_block",
@@ -202,6 +203,13 @@ def unsigned_dtype(max_value: int) -> np.dtype:
     raise ValueError(f"{max_value} does not fit in 64 bits")
 
 
+def _binomial_counts(
+    x: np.ndarray, n: int, p: float, q: float, rng: np.random.Generator
+) -> np.ndarray:
+    """``Binomial(x_v, p) + Binomial(n - x_v, q)`` for every item: independent supports."""
+    return rng.binomial(x, p) + rng.binomial(n - x, q)
+
+
 def _require_generator(rng) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise ValueError(
@@ -241,14 +249,58 @@ def register_oracle(cls: type[FrequencyOracle]) -> type[FrequencyOracle]:
     Raises
     ------
     ValueError
-        ``cls`` is not a FrequencyOracle subclass, or its name is already taken.
+        ``cls`` is not a FrequencyOracle subclass, or its name is already taken (names
+        are compared ignoring case, as :func:`oracle_class` looks them up).
     """
     if not (isinstance(cls, type) and issubclass(cls, FrequencyOracle)):
         raise ValueError(f"only FrequencyOracle subclasses can be registered, got {cls!r}")
-    if cls.name in ORACLES:
+    if any(key.upper() == cls.name.upper() for key in ORACLES):
         raise ValueError(f"an oracle named {cls.name!r} is already registered")
     ORACLES[cls.name] = cls
+    if cls.counts_sum_to_n:  # Measurement checks it (it cannot import this module)
+        COUNTS_SUM_TO_N.add(cls.name.upper())
     return cls
+
+
+def oracle_class(name: str, default: type[FrequencyOracle] | None = None) -> type[FrequencyOracle]:
+    """Return the registered oracle class called ``name`` (case-insensitive).
+
+    Facts about an oracle (its likelihood, how its counts are simulated, the variance
+    of a set's summed counts) are class attributes and class methods, so they are asked
+    of the class: ``oracle_class(m.oracle, FrequencyOracle).likelihood_kind``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name: ``"GRR"``, ``"OUE"``, ``"SUE"``, ``"OLH"``, ``"SS"``,
+        ``"HR"`` or one added with :func:`register_oracle`.
+    default : type, optional
+        Returned for a name no oracle is registered under (e.g. a Measurement's
+        ``"custom"``: pass :class:`FrequencyOracle` for its generic facts); by default
+        such a name is an error.
+
+    Returns
+    -------
+    type
+        The :class:`FrequencyOracle` subclass (or ``default``).
+
+    Raises
+    ------
+    ValueError
+        Unknown ``name`` and no ``default``.
+
+    Examples
+    --------
+    >>> oracle_class("grr").likelihood_kind
+    'multinomial'
+    """
+    key = str(name).upper()
+    for registered, cls in ORACLES.items():
+        if registered.upper() == key:
+            return cls
+    if default is not None:
+        return default
+    raise ValueError(f"unknown oracle {name!r}; name must be one of {', '.join(ORACLES)}")
 
 
 def make_oracle(name: str, epsilon: float, domain_size: int, **params: Any) -> FrequencyOracle:
@@ -279,15 +331,12 @@ def make_oracle(name: str, epsilon: float, domain_size: int, **params: Any) -> F
     >>> make_oracle("olh", 1.0, 1024, g=5).g
     5
     """
-    key = str(name).upper()
-    if key not in ORACLES:
-        raise ValueError(f"unknown oracle {name!r}; choose one of {', '.join(ORACLES)}")
-    cls = ORACLES[key]
+    cls = oracle_class(name)
     unknown = sorted(set(params) - set(cls.parameter_names))
     if unknown:
         accepts = ", ".join(cls.parameter_names) or "no other parameter"
         raise ValueError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))} for oracle {key}; "
+            f"unknown parameter(s) {', '.join(map(repr, unknown))} for oracle {cls.name}; "
             f"it accepts epsilon, domain_size and {accepts}"
         )
     return cls(epsilon, domain_size, **params)
@@ -373,6 +422,13 @@ class FrequencyOracle(ABC):
     ``parameter_names``, ``p``, ``q``, the wire format (``report_dtype``,
     ``report_shape``, ``_privatize_block``, ``_check_values``, ``_block_counts``) and
     its Arrow form (``_arrow_arrays``, ``_from_arrow_arrays``).
+
+    What post-processing needs to know about the oracle is declared here once, with
+    defaults for any pure oracle whose reports support items independently, and
+    overridden where an oracle differs: ``likelihood_kind``, ``counts_sum_to_n``,
+    :meth:`count_sum_variances` (exact variance of a set's summed support counts) and
+    :meth:`bootstrap_counts` with its ``bootstrap_simulation`` label. Callers ask the
+    class of a Measurement's oracle through :func:`oracle_class`.
     """
 
     name: ClassVar[str] = "FO"
@@ -382,6 +438,15 @@ class FrequencyOracle(ABC):
     arrow_columns: ClassVar[tuple[str, ...]] = ("report",)
     #: whether :meth:`simulate` is exact by default without per-user work
     exact_counts_simulation: ClassVar[bool] = True
+    #: the support-count likelihood ``"auto"`` means: ``"multinomial"`` when every report
+    #: supports exactly one item (cell probabilities ``p + (d-1) q = 1``), else
+    #: ``"binomial"`` (each count's exact marginal)
+    likelihood_kind: ClassVar[str] = "binomial"
+    #: every report supports exactly one item, so the support counts sum to ``n``
+    #: (:class:`~bayesldp.Measurement` refuses counts that do not)
+    counts_sum_to_n: ClassVar[bool] = False
+    #: how exact :meth:`bootstrap_counts` is (recorded in a bootstrap's ``info``)
+    bootstrap_simulation: ClassVar[str] = "binomial marginals"
 
     def __init__(self, epsilon: float, domain_size: int) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -465,6 +530,66 @@ class FrequencyOracle(ABC):
         return Measurement.from_support_counts(
             support_counts, n, self.p, self.q, oracle=self.name, epsilon=self.epsilon
         )
+
+    # -- facts for post-processing ---------------------------------------------------
+
+    @classmethod
+    def count_sum_variances(
+        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
+    ) -> np.ndarray:
+        r"""Exact variance of each set's summed support counts, for users fixed.
+
+        The default treats supports as independent across items given the users'
+        values: :math:`a\,n\,q(1-q) + x_S\,(p-q)(1-p-q)` for a set of ``a`` items
+        held by :math:`x_S` users (:func:`~bayesldp.measurement.support_count_variance`;
+        exact for OUE and SUE). Oracles whose supports are dependent override it. See
+        :func:`bayesldp.intervals.subset_count_variances`, which checks the arguments
+        and zeroes empty sets.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p``, ``q`` and ``d``.
+        masks : numpy.ndarray of bool
+            The sets, shape ``(Q, d)``.
+        frequencies : numpy.ndarray
+            Frequency of each item (only oracles with item-dependent covariances use it).
+        x_set : numpy.ndarray
+            Users holding an item of each set, length ``Q``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per set.
+        """
+        a = masks.sum(axis=1).astype(np.float64)
+        return support_count_variance(m.n, m.p, m.q, x_set, items=a)
+
+    @classmethod
+    def bootstrap_counts(
+        cls, m: Measurement, x: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        r"""One parametric-bootstrap replicate of support counts for user counts ``x``.
+
+        The default draws :math:`\mathrm{Bin}(x_v, p) + \mathrm{Bin}(n - x_v, q)`: the
+        exact joint law when supports are independent across items (OUE, SUE), else
+        each count's exact marginal (``bootstrap_simulation`` says which).
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p`` and ``q``.
+        x : numpy.ndarray of int
+            True user counts of the ``d`` items, summing to ``n`` (not checked).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of int
+            Support count of each item.
+        """
+        return _binomial_counts(x, m.n, m.p, m.q, rng)
 
     # -- wire format -----------------------------------------------------------------
 
@@ -670,8 +795,7 @@ class FrequencyOracle(ABC):
 
     def _simulate_counts(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Independent-bit draw ``Binomial(x_v, p) + Binomial(n - x_v, q)``."""
-        n = int(x.sum())
-        return rng.binomial(x, self.p) + rng.binomial(n - x, self.q)
+        return _binomial_counts(x, int(x.sum()), self.p, self.q, rng)
 
     # -- Arrow -----------------------------------------------------------------------
 
@@ -834,6 +958,68 @@ class GRR(_OneInteger):
     """
 
     name = "GRR"
+    likelihood_kind = "multinomial"
+    counts_sum_to_n = True
+    bootstrap_simulation = "exact (GRR mixture form)"
+
+    @classmethod
+    def count_sum_variances(
+        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
+    ) -> np.ndarray:
+        r"""Exact variance of each set's summed support counts, for users fixed.
+
+        A report supports one item, so a user supports the set with probability
+        :math:`\pi_1 = p + (a-1)q` if it holds an item of the set, else
+        :math:`\pi_0 = a q`: :math:`x_S \pi_1(1-\pi_1) + (n - x_S) \pi_0(1-\pi_0)`.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p`` and ``q``.
+        masks : numpy.ndarray of bool
+            The sets, shape ``(Q, d)``.
+        frequencies : numpy.ndarray
+            Frequency of each item (not used).
+        x_set : numpy.ndarray
+            Users holding an item of each set, length ``Q``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per set.
+        """
+        n, p, q = m.n, m.p, m.q
+        a = masks.sum(axis=1).astype(np.float64)
+        pin, pout = p + (a - 1) * q, a * q
+        return x_set * pin * (1 - pin) + (n - x_set) * pout * (1 - pout)
+
+    @classmethod
+    def bootstrap_counts(
+        cls, m: Measurement, x: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        r"""One replicate of GRR's support counts for user counts ``x``, exactly.
+
+        A user reports its own value with probability :math:`p - q` and otherwise a
+        value uniform over all ``d`` (the same law, since :math:`p = (p - q) + q` and
+        :math:`q = 0 + q`), so the counts are :math:`\mathrm{Bin}(x_v, p-q)` plus one
+        multinomial of the rest over ``d`` cells.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p`` and ``q``.
+        x : numpy.ndarray of int
+            True user counts of the ``d`` items, summing to ``n`` (not checked).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray of int
+            Support count of each item.
+        """
+        own = rng.binomial(x, m.p - m.q)
+        return own + rng.multinomial(m.n - int(own.sum()), np.full(x.size, 1.0 / x.size))
 
     @property
     def p(self) -> float:
@@ -890,6 +1076,8 @@ class _UnaryEncoding(FrequencyOracle):
     ``numpy.packbits`` order (item ``j`` is bit ``7 - j % 8`` of byte ``j // 8``);
     padding bits are 0. ``numpy.unpackbits(reports, axis=1, count=d)`` gives the bits.
     """
+
+    bootstrap_simulation = "exact"  # the bits are independent: the binomials are exact
 
     @property
     def report_dtype(self) -> np.dtype:
@@ -1183,6 +1371,32 @@ class OLH(FrequencyOracle):
         return np.stack(cols, axis=1)
 
 
+def _hypergeometric_moments(population: int, successes: int, draws: int) -> tuple[float, float]:
+    """Mean and second moment of a hypergeometric count."""
+    if draws <= 0 or successes <= 0:
+        return 0.0, 0.0
+    share = successes / population
+    mean = draws * share
+    var = 0.0
+    if population > 1:
+        var = draws * share * (1 - share) * (population - draws) / (population - 1)
+    return mean, var + mean * mean
+
+
+def _mixed_hypergeometric_variance(
+    d: int, k: int, p: float, shift: int, successes: np.ndarray
+) -> np.ndarray:
+    """Variance of SS's count of set items in one report (see SS.count_sum_variances)."""
+    out = np.empty(successes.size)
+    for i, a in enumerate(successes):
+        m1, s1 = _hypergeometric_moments(d - 1, int(a), k - 1)
+        m0, s0 = _hypergeometric_moments(d - 1, int(a), k)
+        e1 = p * (m1 + shift) + (1 - p) * m0
+        e2 = p * (s1 + 2 * shift * m1 + shift * shift) + (1 - p) * s0
+        out[i] = e2 - e1 * e1
+    return out
+
+
 @register_oracle
 class SS(FrequencyOracle):
     r"""Subset selection (Ye and Barg; Wang et al. 2016).
@@ -1236,6 +1450,41 @@ class SS(FrequencyOracle):
         p, scale = exp_ratios(self.epsilon, k, d - k)
         miss = (d - k) * scale  # 1 - p, without cancellation when p is near 1
         return p * (k - 1) / (d - 1) + miss * k / (d - 1)
+
+    @classmethod
+    def count_sum_variances(
+        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
+    ) -> np.ndarray:
+        r"""Exact variance of each set's summed support counts, for users fixed.
+
+        With report size :math:`k = q(d-1) + p`, a user holding ``u`` reports ``u`` plus
+        ``k - 1`` of the other ``d - 1`` items with probability ``p``, else ``k`` of
+        them, so the number of set items in its report is a mixture of hypergeometric
+        counts, of variance :math:`V_1` for ``u`` in the set and :math:`V_0` otherwise:
+        :math:`x_S V_1 + (n - x_S) V_0`.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p``, ``q`` and ``d``.
+        masks : numpy.ndarray of bool
+            The sets, shape ``(Q, d)``.
+        frequencies : numpy.ndarray
+            Frequency of each item (not used).
+        x_set : numpy.ndarray
+            Users holding an item of each set, length ``Q``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per set.
+        """
+        d, n, p, q = m.domain_size, m.n, m.p, m.q
+        k = round(q * (d - 1) + p)
+        sizes = masks.sum(axis=1).astype(np.int64)
+        v1 = _mixed_hypergeometric_variance(d, k, p, 1, np.maximum(sizes - 1, 0))
+        v0 = _mixed_hypergeometric_variance(d, k, p, 0, sizes)
+        return x_set * v1 + (n - x_set) * v0
 
     @property
     def report_dtype(self) -> np.dtype:
@@ -1346,6 +1595,47 @@ class HR(_OneInteger):
     def q(self) -> float:
         """Probability 1/2 that a report supports a given other item."""
         return 0.5
+
+    @classmethod
+    def count_sum_variances(
+        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
+    ) -> np.ndarray:
+        r"""Exact variance of each set's summed support counts, for users fixed.
+
+        :math:`\tfrac14 \sum_u x_u (a + \beta M_u - \beta^2 [u \in S])` with
+        :math:`\beta = 2p - 1` and :math:`x_u = n f_u`: :math:`M_u` counts the ordered
+        pairs ``(r, s)`` of rows of ``S`` with :math:`r \oplus s = u + 1` (two
+        Walsh-Hadamard transforms), since the columns of two items are correlated
+        through the row their XOR names.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p`` and ``d``.
+        masks : numpy.ndarray of bool
+            The sets, shape ``(Q, d)``.
+        frequencies : numpy.ndarray
+            Frequency :math:`f_u` of each item, for the cross terms.
+        x_set : numpy.ndarray
+            Users holding an item of each set, length ``Q``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One variance per set.
+        """
+        d, n, p = m.domain_size, m.n, m.p
+        a = masks.sum(axis=1).astype(np.float64)
+        size = 1 << d.bit_length()
+        beta = 2 * p - 1
+        out = np.empty(masks.shape[0])
+        for i, mask in enumerate(masks):
+            rows = np.zeros(size)
+            rows[1 : d + 1] = mask
+            pairs = np.rint(fwht(fwht(rows) ** 2) / size)[1 : d + 1]
+            cross = float(np.sum(n * frequencies * pairs))
+            out[i] = 0.25 * (n * a[i] + beta * cross - beta * beta * x_set[i])
+        return out
 
     def _privatize_block(self, v, rng, out) -> None:
         row = v + 1

@@ -25,6 +25,7 @@ import numpy as np
 
 from bayesldp._validation import check_choice
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
+from bayesldp.oracles import FrequencyOracle, oracle_class
 
 __all__ = [
     "KINDS",
@@ -114,7 +115,10 @@ def data_names(name: str) -> dict[str, str]:
 
 
 def resolve_kind(m: Measurement, kind: str) -> str:
-    """Return the likelihood for ``m``: ``"auto"`` is multinomial for GRR, binomial otherwise.
+    """Return the likelihood for ``m``: ``"auto"`` is its oracle's ``likelihood_kind``.
+
+    That is multinomial for GRR and binomial otherwise
+    (:func:`bayesldp.oracles.oracle_class`).
 
     Parameters
     ----------
@@ -134,7 +138,7 @@ def resolve_kind(m: Measurement, kind: str) -> str:
         raise ValueError(f"kind must be a string, got {kind!r}")
     check_choice(kind, KINDS, "kind")
     if kind == "auto":
-        kind = "multinomial" if m.oracle == "GRR" else "binomial"
+        kind = oracle_class(m.oracle, FrequencyOracle).likelihood_kind
     if kind == "multinomial":
         total = m.p + (m.domain_size - 1) * m.q
         if abs(total - 1) > 1e-9:

@@ -624,3 +624,167 @@ def test_support_count_variance_is_the_sum_of_the_bernoulli_variances(oracle, it
         1, q
     )
     np.testing.assert_allclose(support_count_variance(n, p, q, x, items=items), brute, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# facts about an oracle, declared on its class
+
+
+def test_oracle_class_lookup():
+    from bayesldp.oracles import FrequencyOracle, oracle_class
+
+    for name, cls in bayesldp.ORACLES.items():
+        assert oracle_class(name) is cls
+        assert oracle_class(name.lower()) is cls
+    assert oracle_class("custom", FrequencyOracle) is FrequencyOracle
+    assert oracle_class("ss", FrequencyOracle) is bayesldp.SS
+    with pytest.raises(ValueError, match=r"unknown oracle 'custom'; name must be one of GRR"):
+        oracle_class("custom")
+    with pytest.raises(ValueError, match="already registered"):  # case-insensitive names
+        bayesldp.oracles.register_oracle(type("Grr2", (bayesldp.GRR,), {"name": "grr"}))
+
+
+def test_oracle_facts_on_the_classes():
+    from bayesldp.measurement import COUNTS_SUM_TO_N
+    from bayesldp.oracles import FrequencyOracle
+
+    facts = {
+        name: (cls.likelihood_kind, cls.counts_sum_to_n, cls.bootstrap_simulation)
+        for name, cls in bayesldp.ORACLES.items()
+    }
+    marginals = ("binomial", False, "binomial marginals")
+    assert facts == {
+        "GRR": ("multinomial", True, "exact (GRR mixture form)"),
+        "OUE": ("binomial", False, "exact"),
+        "SUE": ("binomial", False, "exact"),
+        "OLH": marginals,
+        "SS": marginals,
+        "HR": marginals,
+    }
+    base = FrequencyOracle
+    assert (base.likelihood_kind, base.counts_sum_to_n, base.bootstrap_simulation) == marginals
+    assert COUNTS_SUM_TO_N == {"GRR"}
+    # Only the oracles with dependent supports override the generic variance.
+    own = {name for name, cls in bayesldp.ORACLES.items() if "count_sum_variances" in vars(cls)}
+    assert own == {"GRR", "SS", "HR"}
+
+
+@pytest.mark.parametrize(
+    ("name", "params"), [("GRR", {}), ("OUE", {}), ("SUE", {}), ("SS", {"k": 2}), ("HR", {})]
+)
+def test_count_sum_variances_by_enumerating_reports(name, params):
+    """Var(summed support counts of S) from every report's exact probability.
+
+    For each value u, the number of items of S a report supports has an exact law
+    (:func:`_exact_law`, read through the oracle's own ``supports``); the variance of
+    the sum over fixed users is sum_u x_u Var(N | u). OLH is left out: its formula is
+    the ideal hash's, not its universal family's (see tests/test_intervals.py).
+    """
+    from bayesldp.intervals import subset_count_variances
+
+    d = 5
+    oracle = bayesldp.make_oracle(name, 1.2, d, **params)
+    x = np.array([7, 0, 3, 9, 1])
+    n = int(x.sum())
+    m = oracle.measurement(x, n)  # only n, p, q and d are used
+    masks = np.array(
+        [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]],
+        dtype=bool,
+    )
+    brute = np.zeros(len(masks))
+    for u in range(d):
+        outputs, probs = _exact_law(oracle, u)
+        reports = np.stack(
+            [
+                np.frombuffer(o, dtype=oracle.report_dtype).reshape(oracle.report_shape)
+                for o in outputs
+            ]
+        )
+        support = oracle.supports(reports, np.arange(d))
+        for i, mask in enumerate(masks):
+            hits = support[:, mask].sum(axis=1)
+            brute[i] += x[u] * (probs @ hits**2 - (probs @ hits) ** 2)
+    f = x / n
+    formula = subset_count_variances(m, masks, f)
+    np.testing.assert_allclose(formula, brute, rtol=1e-9, atol=1e-12)
+    direct = type(oracle).count_sum_variances(m, masks[:-1], f, masks[:-1] @ x)
+    np.testing.assert_allclose(direct, brute[:-1], rtol=1e-9, atol=1e-12)
+
+
+class _ToyOracle(bayesldp.FrequencyOracle):
+    """A user's own oracle: independent bits with fixed p and q, no facts declared."""
+
+    name = "TOYBITS"
+
+    @property
+    def p(self) -> float:
+        return 0.7
+
+    @property
+    def q(self) -> float:
+        return 0.2
+
+    @property
+    def report_dtype(self) -> np.dtype:
+        return np.dtype(np.uint8)
+
+    def _unused(self, *args):
+        raise NotImplementedError("the toy only simulates counts")
+
+    _privatize_block = _check_values = _block_counts = _supports = _unused
+    _arrow_arrays = _from_arrow_arrays = _unused
+
+
+def test_a_registered_oracle_gets_the_generic_facts(rng):
+    from bayesldp import intervals
+    from bayesldp.measurement import Measurement, support_count_variance
+    from bayesldp.methods import likelihood_kind
+    from bayesldp.oracles import ORACLES, oracle_class, register_oracle
+    from bayesldp.registry import postprocess
+
+    register_oracle(_ToyOracle)
+    try:
+        assert oracle_class("toybits") is _ToyOracle
+        toy = bayesldp.make_oracle("ToyBits", 1.0, 8)
+        x = np.array([4000, 2500, 1500, 1000, 500, 300, 100, 100])
+        m = toy.simulate(x, rng)
+        assert m.oracle == "TOYBITS" and likelihood_kind(m, "auto") == "binomial"
+        custom = Measurement.from_support_counts(m.support_counts, m.n, m.p, m.q)
+        # the generic variance: independent supports, as for an unregistered "custom"
+        idx = [0, 1, 2]
+        x_set = m.n * np.clip(m.estimates[idx].sum(), 0, 1)
+        expect = support_count_variance(m.n, m.p, m.q, x_set, items=3)
+        assert intervals.subset_count_variance(m, idx) == pytest.approx(expect, rel=1e-12)
+        assert intervals.subset_count_variance(custom, idx) == pytest.approx(expect, rel=1e-12)
+        base = postprocess(m, "base")
+        normal = base.interval(idx, 0.9, method="normal")
+        assert normal == postprocess(custom, "base").interval(idx, 0.9, method="normal")
+        assert 0 <= normal.lo < normal.hi <= 1
+        # the bootstrap simulates binomial marginals
+        draws = intervals.bootstrap_counts(m, x, np.random.default_rng(4))
+        again = np.random.default_rng(4)
+        np.testing.assert_array_equal(draws, again.binomial(x, m.p) + again.binomial(m.n - x, m.q))
+        estimate = postprocess(m, "norm-sub")
+        boot = estimate.interval(idx, 0.9, method="bootstrap")
+        assert boot.kind == "bootstrap" and 0 <= boot.lo <= boot.hi <= 1
+        assert estimate.bootstrap().info["simulation"] == "binomial marginals"
+    finally:
+        ORACLES.pop("TOYBITS")
+    assert list(bayesldp.ORACLES) == ["GRR", "OUE", "SUE", "OLH", "SS", "HR"]
+
+
+def test_measurement_checks_the_sum_for_one_item_oracles():
+    from bayesldp.measurement import COUNTS_SUM_TO_N, Measurement
+    from bayesldp.oracles import ORACLES, register_oracle
+
+    for name in ("GRR", "grr"):
+        with pytest.raises(ValueError, match=f"support_counts of {name} must sum to n"):
+            Measurement.from_support_counts([1, 2, 3], 7, 0.5, 0.25, oracle=name)
+    Measurement.from_support_counts([1, 2, 3], 7, 0.5, 0.25, oracle="OneHot")  # not known
+    register_oracle(type("OneHot", (bayesldp.GRR,), {"name": "OneHot"}))
+    try:
+        with pytest.raises(ValueError, match="must sum to n"):
+            Measurement.from_support_counts([1, 2, 3], 7, 0.5, 0.25, oracle="OneHot")
+    finally:
+        ORACLES.pop("OneHot")
+        COUNTS_SUM_TO_N.discard("ONEHOT")
