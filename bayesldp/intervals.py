@@ -166,16 +166,17 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
         \text{HR:}\quad & \tfrac14 \sum_u x_u \left(a + \beta M_u - \beta^2
             [u \in S]\right),\quad \beta = 2p - 1.
 
-    Each formula is the oracle class's ``count_sum_variances`` (asked through
-    :func:`bayesldp.oracles.oracle_class`; :meth:`bayesldp.SS.count_sum_variances` and
-    :meth:`bayesldp.HR.count_sum_variances` explain :math:`V_0, V_1` and :math:`M_u`).
+    The oracle class computes them (:meth:`bayesldp.FrequencyOracle.count_sum_variances`,
+    asked through :func:`bayesldp.oracles.oracle_class`; the private overrides of
+    :class:`~bayesldp.SS` and :class:`~bayesldp.HR` explain :math:`V_0, V_1` and
+    :math:`M_u`).
     OLH's independence holds for an ideal hash; the universal family
     :class:`~bayesldp.OLH` draws from correlates items whose offsets from the user's
     value are in small integer ratios (measured: a covariance of about 10% of the
     variance for ``(u, v, w) = (0, 1, 2)``), which averages out over random sets but not
-    over structured ones. An oracle that does not override
-    :meth:`bayesldp.FrequencyOracle.count_sum_variances` (a registered one of your own, or
-    a Measurement's ``"custom"``) is treated as having independent supports.
+    over structured ones. An oracle that does not override the formula (a registered one
+    of your own, or a Measurement's ``"custom"``) is treated as having independent
+    supports.
 
     Parameters
     ----------
@@ -206,8 +207,7 @@ def subset_count_variances(m: Measurement, sets, frequencies=None) -> np.ndarray
             raise ValueError(f"frequencies must have shape ({d},), got {f.shape}")
         f_set = weights @ f
     x_set = n * f_set
-    out = oracle_class(m.oracle, FrequencyOracle).count_sum_variances(m, masks, f, x_set)
-    return np.where(masks.any(axis=1), out, 0.0)
+    return oracle_class(m.oracle, FrequencyOracle).count_sum_variances(m, masks, f, x_set)
 
 
 def subset_count_variance(m: Measurement, indices, frequencies=None) -> float:
@@ -347,17 +347,10 @@ def bootstrap_counts(m: Measurement, x: np.ndarray, rng: np.random.Generator) ->
     Parameters
     ----------
     m : Measurement
-        The oracle output; gives ``n``, ``p``, ``q`` and the oracle's name.
-    x : numpy.ndarray of int
-        True user counts of the ``d`` items, summing to ``n`` (as :func:`fitted_counts`
-        returns them; not checked).
-    rng : numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray of int
-        Support count of each item.
+        The oracle output; its oracle's name picks the class.
+    x, rng
+        As in :meth:`bayesldp.FrequencyOracle.bootstrap_counts` (``x`` as
+        :func:`fitted_counts` returns it).
     """
     return oracle_class(m.oracle, FrequencyOracle).bootstrap_counts(m, x, rng)
 

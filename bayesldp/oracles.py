@@ -542,9 +542,10 @@ class FrequencyOracle(ABC):
         The default treats supports as independent across items given the users'
         values: :math:`a\,n\,q(1-q) + x_S\,(p-q)(1-p-q)` for a set of ``a`` items
         held by :math:`x_S` users (:func:`~bayesldp.measurement.support_count_variance`;
-        exact for OUE and SUE). Oracles whose supports are dependent override it. See
-        :func:`bayesldp.intervals.subset_count_variances`, which checks the arguments
-        and zeroes empty sets.
+        exact for OUE and SUE). Oracles whose supports are dependent override the
+        formula, ``_count_sum_variances(m, a, masks, frequencies, x_set)`` with ``a``
+        the set sizes as floats. An empty set has variance 0. See
+        :func:`bayesldp.intervals.subset_count_variances`, which checks the arguments.
 
         Parameters
         ----------
@@ -563,6 +564,11 @@ class FrequencyOracle(ABC):
             One variance per set.
         """
         a = masks.sum(axis=1).astype(np.float64)
+        return np.where(a > 0, cls._count_sum_variances(m, a, masks, frequencies, x_set), 0.0)
+
+    @classmethod
+    def _count_sum_variances(cls, m, a, masks, frequencies, x_set) -> np.ndarray:
+        """Supports independent across items (see :meth:`count_sum_variances`)."""
         return support_count_variance(m.n, m.p, m.q, x_set, items=a)
 
     @classmethod
@@ -963,33 +969,13 @@ class GRR(_OneInteger):
     bootstrap_simulation = "exact (GRR mixture form)"
 
     @classmethod
-    def count_sum_variances(
-        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
-    ) -> np.ndarray:
-        r"""Exact variance of each set's summed support counts, for users fixed.
+    def _count_sum_variances(cls, m, a, masks, frequencies, x_set) -> np.ndarray:
+        r"""One item per report: :math:`x_S \pi_1(1-\pi_1) + (n - x_S) \pi_0(1-\pi_0)`.
 
-        A report supports one item, so a user supports the set with probability
-        :math:`\pi_1 = p + (a-1)q` if it holds an item of the set, else
-        :math:`\pi_0 = a q`: :math:`x_S \pi_1(1-\pi_1) + (n - x_S) \pi_0(1-\pi_0)`.
-
-        Parameters
-        ----------
-        m : Measurement
-            Gives ``n``, ``p`` and ``q``.
-        masks : numpy.ndarray of bool
-            The sets, shape ``(Q, d)``.
-        frequencies : numpy.ndarray
-            Frequency of each item (not used).
-        x_set : numpy.ndarray
-            Users holding an item of each set, length ``Q``.
-
-        Returns
-        -------
-        numpy.ndarray
-            One variance per set.
+        A user supports the set with probability :math:`\pi_1 = p + (a-1)q` if it holds
+        an item of the set, else :math:`\pi_0 = a q`.
         """
         n, p, q = m.n, m.p, m.q
-        a = masks.sum(axis=1).astype(np.float64)
         pin, pout = p + (a - 1) * q, a * q
         return x_set * pin * (1 - pin) + (n - x_set) * pout * (1 - pout)
 
@@ -1006,17 +992,8 @@ class GRR(_OneInteger):
 
         Parameters
         ----------
-        m : Measurement
-            Gives ``n``, ``p`` and ``q``.
-        x : numpy.ndarray of int
-            True user counts of the ``d`` items, summing to ``n`` (not checked).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        numpy.ndarray of int
-            Support count of each item.
+        m, x, rng
+            As in :meth:`FrequencyOracle.bootstrap_counts`.
         """
         own = rng.binomial(x, m.p - m.q)
         return own + rng.multinomial(m.n - int(own.sum()), np.full(x.size, 1.0 / x.size))
@@ -1386,7 +1363,7 @@ def _hypergeometric_moments(population: int, successes: int, draws: int) -> tupl
 def _mixed_hypergeometric_variance(
     d: int, k: int, p: float, shift: int, successes: np.ndarray
 ) -> np.ndarray:
-    """Variance of SS's count of set items in one report (see SS.count_sum_variances)."""
+    """Variance of SS's count of set items in one report (see SS._count_sum_variances)."""
     out = np.empty(successes.size)
     for i, a in enumerate(successes):
         m1, s1 = _hypergeometric_moments(d - 1, int(a), k - 1)
@@ -1452,36 +1429,17 @@ class SS(FrequencyOracle):
         return p * (k - 1) / (d - 1) + miss * k / (d - 1)
 
     @classmethod
-    def count_sum_variances(
-        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
-    ) -> np.ndarray:
-        r"""Exact variance of each set's summed support counts, for users fixed.
+    def _count_sum_variances(cls, m, a, masks, frequencies, x_set) -> np.ndarray:
+        r"""Mixed hypergeometric counts: :math:`x_S V_1 + (n - x_S) V_0`.
 
         With report size :math:`k = q(d-1) + p`, a user holding ``u`` reports ``u`` plus
         ``k - 1`` of the other ``d - 1`` items with probability ``p``, else ``k`` of
         them, so the number of set items in its report is a mixture of hypergeometric
-        counts, of variance :math:`V_1` for ``u`` in the set and :math:`V_0` otherwise:
-        :math:`x_S V_1 + (n - x_S) V_0`.
-
-        Parameters
-        ----------
-        m : Measurement
-            Gives ``n``, ``p``, ``q`` and ``d``.
-        masks : numpy.ndarray of bool
-            The sets, shape ``(Q, d)``.
-        frequencies : numpy.ndarray
-            Frequency of each item (not used).
-        x_set : numpy.ndarray
-            Users holding an item of each set, length ``Q``.
-
-        Returns
-        -------
-        numpy.ndarray
-            One variance per set.
+        counts, of variance :math:`V_1` for ``u`` in the set and :math:`V_0` otherwise.
         """
         d, n, p, q = m.domain_size, m.n, m.p, m.q
         k = round(q * (d - 1) + p)
-        sizes = masks.sum(axis=1).astype(np.int64)
+        sizes = a.astype(np.int64)
         v1 = _mixed_hypergeometric_variance(d, k, p, 1, np.maximum(sizes - 1, 0))
         v0 = _mixed_hypergeometric_variance(d, k, p, 0, sizes)
         return x_set * v1 + (n - x_set) * v0
@@ -1597,35 +1555,14 @@ class HR(_OneInteger):
         return 0.5
 
     @classmethod
-    def count_sum_variances(
-        cls, m: Measurement, masks: np.ndarray, frequencies: np.ndarray, x_set: np.ndarray
-    ) -> np.ndarray:
-        r"""Exact variance of each set's summed support counts, for users fixed.
+    def _count_sum_variances(cls, m, a, masks, frequencies, x_set) -> np.ndarray:
+        r""":math:`\tfrac14 \sum_u x_u (a + \beta M_u - \beta^2 [u \in S])`, :math:`\beta = 2p - 1`.
 
-        :math:`\tfrac14 \sum_u x_u (a + \beta M_u - \beta^2 [u \in S])` with
-        :math:`\beta = 2p - 1` and :math:`x_u = n f_u`: :math:`M_u` counts the ordered
-        pairs ``(r, s)`` of rows of ``S`` with :math:`r \oplus s = u + 1` (two
-        Walsh-Hadamard transforms), since the columns of two items are correlated
-        through the row their XOR names.
-
-        Parameters
-        ----------
-        m : Measurement
-            Gives ``n``, ``p`` and ``d``.
-        masks : numpy.ndarray of bool
-            The sets, shape ``(Q, d)``.
-        frequencies : numpy.ndarray
-            Frequency :math:`f_u` of each item, for the cross terms.
-        x_set : numpy.ndarray
-            Users holding an item of each set, length ``Q``.
-
-        Returns
-        -------
-        numpy.ndarray
-            One variance per set.
+        With :math:`x_u = n f_u`; :math:`M_u` counts the ordered pairs ``(r, s)`` of rows
+        of ``S`` with :math:`r \oplus s = u + 1` (two Walsh-Hadamard transforms), since
+        the columns of two items are correlated through the row their XOR names.
         """
         d, n, p = m.domain_size, m.n, m.p
-        a = masks.sum(axis=1).astype(np.float64)
         size = 1 << d.bit_length()
         beta = 2 * p - 1
         out = np.empty(masks.shape[0])
