@@ -34,6 +34,13 @@ START = time.perf_counter()
 CASES = ("zipf", "wordfreq", "hier", "uscities")
 
 
+def leapfrog_steps(idata, group: str) -> int | None:
+    """Total leapfrog steps recorded in ``idata``'s ``group`` (None if not recorded)."""
+    if group not in idata.groups() or "n_steps" not in idata[group]:
+        return None
+    return int(idata[group]["n_steps"].values.sum())
+
+
 def run_case(
     case: str,
     sampler: str = "auto",
@@ -93,6 +100,10 @@ def run_case(
         "seconds_fit": done - ready,
         "seconds_sampling": est.info["seconds_sampling"],
         "divergences": est.info["divergences"],
+        # leapfrog steps (gradient evaluations) of both chains: the sampler's work,
+        # independent of the machine's load
+        "leapfrog_warmup": leapfrog_steps(est.inference_data, "warmup_sample_stats"),
+        "leapfrog_draws": leapfrog_steps(est.inference_data, "sample_stats"),
         "r_hat_max": max(est.info["r_hat"].values()),
         "ess_bulk_min": min(est.info["ess_bulk"].values()),
         "warnings": " | ".join(str(w.message) for w in caught),

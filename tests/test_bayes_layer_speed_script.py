@@ -1,0 +1,30 @@
+"""The composable layer's speed benchmark runs end to end with tiny arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pymc")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bayes_layer_speed_one_case_tiny():
+    cmd = [
+        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--run", "zipf",
+        "--d", "12", "--draws", "30", "--tune", "30", "--seed", "2",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["d"] == 12 and row["draws"] == 30 and row["method"] == "bayes-dirichlet"
+    # both chains' draws: at least one leapfrog step per draw, at most 2^10 - 1
+    assert 2 * 30 <= row["leapfrog_draws"] <= 2 * 30 * 1023
+    assert row["leapfrog_warmup"] is None or row["leapfrog_warmup"] >= 2 * 30
+    assert row["seconds_total"] >= row["seconds_fit"] >= row["seconds_sampling"] > 0
+    assert abs(row["sum"] - 1.0) < 1e-9
