@@ -99,6 +99,7 @@ def run_case(
         "seconds_import": imported - START,
         "seconds_fit": done - ready,
         "seconds_sampling": est.info["seconds_sampling"],
+        "seconds_compile": est.info["seconds_compile"],
         "divergences": est.info["divergences"],
         # leapfrog steps (gradient evaluations) of both chains: the sampler's work,
         # independent of the machine's load

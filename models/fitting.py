@@ -137,7 +137,7 @@ def single_threaded(threads: int | None = 1):
                 os.environ[key] = value
 
 
-def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar):
+def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings):
     import pymc as pm
 
     return pm.sample(
@@ -152,13 +152,15 @@ def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar):
     )
 
 
-def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar):
+def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings):
     import nutpie
 
     compiled = _NUTPIE_CACHE.get(model)
+    begin = time.perf_counter()
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model, backend="numba")
         _NUTPIE_CACHE[model] = compiled
+    timings["seconds_compile"] = time.perf_counter() - begin
     # the compiled model holds a copy of every pm.Data value: push the current ones
     current = {v.name: v.get_value() for v in model.data_vars if v.name in compiled.shared_data}
     compiled = compiled.with_data(**current)
@@ -173,7 +175,7 @@ def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar):
     )
 
 
-def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar):
+def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timings):
     import pymc as pm
 
     return pm.sample(
@@ -253,8 +255,12 @@ def fit(
         :meth:`~bayesldp.Estimate.interval`; ``inference_data`` and
         ``info["inference_data"]``: the ArviZ InferenceData; ``info``: ``sampler``,
         ``r_hat`` and ``ess_bulk`` (the worst item of ``var_name`` and of each small
-        free or deterministic variable), ``divergences``, ``likelihoods`` (name to kind), ``model``
-        and timings. Poor convergence raises a :class:`RuntimeWarning`.
+        free or deterministic variable), ``divergences``, ``likelihoods`` (name to
+        kind), ``model`` and timings: ``seconds_sampling`` (the sampler's call, its
+        compilation included) and ``seconds_compile`` (nutpie's compilation of the
+        model, 0 when this process compiled it before; None for the other samplers,
+        which compile inside their call). Poor convergence raises a
+        :class:`RuntimeWarning`.
 
     Raises
     ------
@@ -285,8 +291,9 @@ def fit(
         raise ValueError(f"measurement has domain size {d}; no likelihood of the model has")
 
     start = time.perf_counter()
+    timings: dict[str, float] = {}
     with single_threaded(threads):
-        idata = _RUNNERS[chosen](model, draws, tune, chains, cores, seed, progressbar)
+        idata = _RUNNERS[chosen](model, draws, tune, chains, cores, seed, progressbar, timings)
     sampled = time.perf_counter()
     values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
     if values.ndim != 3 or values.shape[-1] != d:
@@ -308,6 +315,7 @@ def fit(
             "threads": threads,
             "random_seed": seed,
             "seconds_sampling": sampled - start,
+            "seconds_compile": timings.get("seconds_compile"),
             "model": model,
             "inference_data": idata,
         }
