@@ -199,12 +199,12 @@ def concentration_start(m: Measurement) -> float:
     Parameters
     ----------
     m : Measurement
-        The measurement the model will be fitted to.
+        Its raw estimates and their plug-in variances give the moment estimate.
 
     Returns
     -------
     float
-        The starting value of :math:`\log a`.
+        The starting value of :math:`\log a`, within :data:`LOG_START_RANGE`.
     """
     check_measurement(m)
     f, d = m.estimates, m.domain_size
