@@ -502,12 +502,13 @@ def log_likelihood(m: Measurement, frequencies, *, likelihood: str = "auto") -> 
     return _Classes(c, np.ones_like(c), m.n, m.p, m.q, kind).loglik(f)
 
 
-def likelihood_kind(m: Measurement, likelihood: str) -> str:
+def likelihood_kind(m: Measurement, likelihood: str, name: str = "likelihood") -> str:
     """Return the support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
 
     ``"auto"`` picks the oracle's ``likelihood_kind`` (multinomial for GRR, binomial
     otherwise; :func:`bayesldp.oracles.oracle_class`); ``"multinomial"`` is refused for an
-    oracle whose cell probabilities do not sum to one.
+    oracle whose cell probabilities do not sum to one. The one place these are decided
+    (the PyMC layer's :func:`bayesldp.models.likelihood.resolve_kind` asks it too).
 
     Parameters
     ----------
@@ -515,13 +516,15 @@ def likelihood_kind(m: Measurement, likelihood: str) -> str:
         Raw oracle output; its ``oracle``, ``p``, ``q`` and ``d`` decide.
     likelihood : {"auto", "multinomial", "binomial"}
         The likelihood asked for.
+    name : str, default "likelihood"
+        The argument's name, for the error messages.
     """
-    check_choice(likelihood, ("auto", "multinomial", "binomial"), "likelihood")
+    check_choice(likelihood, ("auto", "multinomial", "binomial"), name)
     if likelihood == "auto":
         return oracle_class(m.oracle, FrequencyOracle).likelihood_kind
     if likelihood == "multinomial" and abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
         raise ValueError(
-            "likelihood='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
+            f"{name}='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
             f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
         )
     return likelihood

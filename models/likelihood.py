@@ -25,7 +25,7 @@ import numpy as np
 
 from bayesldp._validation import check_choice
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
-from bayesldp.oracles import FrequencyOracle, oracle_class
+from bayesldp.methods import likelihood_kind
 
 __all__ = [
     "KINDS",
@@ -117,8 +117,9 @@ def data_names(name: str) -> dict[str, str]:
 def resolve_kind(m: Measurement, kind: str) -> str:
     """Return the likelihood for ``m``: ``"auto"`` is its oracle's ``likelihood_kind``.
 
-    That is multinomial for GRR and binomial otherwise
-    (:func:`bayesldp.oracles.oracle_class`).
+    That is multinomial for GRR and binomial otherwise; ``"auto"``, ``"multinomial"``
+    and ``"binomial"`` are decided by :func:`bayesldp.methods.likelihood_kind`, which
+    the NumPy methods use too; a multinomial here also needs counts summing to ``n``.
 
     Parameters
     ----------
@@ -137,20 +138,14 @@ def resolve_kind(m: Measurement, kind: str) -> str:
     if not isinstance(kind, str):
         raise ValueError(f"kind must be a string, got {kind!r}")
     check_choice(kind, KINDS, "kind")
-    if kind == "auto":
-        kind = oracle_class(m.oracle, FrequencyOracle).likelihood_kind
-    if kind == "multinomial":
-        total = m.p + (m.domain_size - 1) * m.q
-        if abs(total - 1) > 1e-9:
-            raise ValueError(
-                f"kind='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); the "
-                f"measurement has p + (d-1) q = {total:.6g}"
-            )
-        if int(m.support_counts.sum()) != m.n:
-            raise ValueError(
-                f"kind='multinomial' needs support counts summing to n = {m.n} (one report "
-                f"per user); the measurement's sum to {int(m.support_counts.sum())}"
-            )
+    if kind == "gaussian":
+        return kind
+    kind = likelihood_kind(m, kind, "kind")
+    if kind == "multinomial" and int(m.support_counts.sum()) != m.n:
+        raise ValueError(
+            f"kind='multinomial' needs support counts summing to n = {m.n} (one report "
+            f"per user); the measurement's sum to {int(m.support_counts.sum())}"
+        )
     return kind
 
 
