@@ -31,7 +31,7 @@ from bayesldp._validation import check_float, check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.fitting import fit
-from bayesldp.models.likelihood import ldp_likelihood, resolve_kind, set_measurement
+from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
 __all__ = [
     "bayes_dirichlet",
@@ -140,8 +140,10 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     name : str
         Name of the frequency vector (a ``Deterministic``); the free coordinates are
         ``{name}_t`` and the hints ``pm.Data`` named ``{name}_reference``,
-        ``{name}_centre``, ``{name}_width``, ``{name}_kink`` and ``{name}_start`` (see
-        :func:`set_hints`).
+        ``{name}_centre``, ``{name}_width``, ``{name}_kink`` and ``{name}_start``;
+        :func:`bayesldp.models.fit` moves them to the measurement it fits
+        (:func:`set_hints`, registered with
+        :func:`~bayesldp.models.likelihood.follow_measurement`).
     alpha : TensorVariable or float
         Concentrations: a scalar (symmetric Dirichlet) or a vector of length ``d``,
         positive.
@@ -174,6 +176,9 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     log_jac = pt.sum(free * pt.log(hints["width"] + inv_a * pt.sigmoid(-z)))
     log_f = y - pt.logsumexp(y)
     f = pm.Deterministic(name, pt.exp(log_f), dims=dims)
+    follow_measurement(
+        pm.modelcontext(None), f"{name}_hints", lambda model, m: set_hints(model, name, m)
+    )
     if alpha.ndim == 0:
         log_prior = alpha * pt.sum(log_f) + pt.gammaln(d * alpha) - d * pt.gammaln(alpha)
     else:
@@ -246,11 +251,20 @@ def log_concentration(name: str, concentration_prior: tuple[float, float], measu
     mu, sd = check_normal_prior(concentration_prior, "concentration_prior")
     start = pm.Data(f"{name}_start", concentration_start(measurement))
     offset = pm.Normal(f"{name}_offset", mu - start, sd, initval=0.0)
-    return pm.Deterministic(name, start + offset)
+    log_a = pm.Deterministic(name, start + offset)
+    follow_measurement(
+        pm.modelcontext(None),
+        f"{name}_start",
+        lambda model, m: set_concentration_start(model, name, m),
+    )
+    return log_a
 
 
 def set_concentration_start(model, name: str, measurement: Measurement) -> None:
     """Move the start of :func:`log_concentration` ``name`` to another measurement.
+
+    Run by :func:`bayesldp.models.fit` like :func:`set_hints`; only a model sampled
+    without ``fit`` needs it called by hand.
 
     Parameters
     ----------
@@ -259,7 +273,7 @@ def set_concentration_start(model, name: str, measurement: Measurement) -> None:
     name : str
         The log-concentration's name.
     measurement : Measurement
-        The measurement the model will be fitted to next.
+        Its :func:`concentration_start` becomes the new start.
     """
     import pymc as pm
 
@@ -268,6 +282,10 @@ def set_concentration_start(model, name: str, measurement: Measurement) -> None:
 
 def set_hints(model, name: str, measurement: Measurement) -> None:
     """Move the coordinates of :func:`dirichlet_simplex` ``name`` to another measurement.
+
+    :func:`bayesldp.models.fit` calls it (through
+    :func:`~bayesldp.models.likelihood.move_followers`); call it yourself before sampling
+    the model some other way.
 
     Parameters
     ----------
@@ -457,9 +475,6 @@ def bayes_dirichlet(
         ("dirichlet", m.domain_size, kind, prior),
         lambda: build_dirichlet_model(m, concentration_prior=prior, kind=kind),
     )
-    set_hints(model, "f", m)
-    set_concentration_start(model, "log_a", m)
-    set_measurement(model, "counts", m)
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
         random_seed=rng, method="bayes-dirichlet",

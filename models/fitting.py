@@ -36,7 +36,7 @@ import numpy as np
 from bayesldp._validation import check_choice, check_int, check_rng
 from bayesldp.estimate import Estimate, StoredDraws
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.models.likelihood import likelihood_specs, set_measurement
+from bayesldp.models.likelihood import likelihood_specs, move_followers, set_measurement
 from bayesldp.models.sampling import convergence_info
 
 logger = logging.getLogger(__name__)
@@ -226,8 +226,10 @@ def fit(
         A model with at least one :func:`~bayesldp.models.ldp_likelihood`.
     measurement : Measurement
         The measurement to condition on. When the model has a single
-        ``ldp_likelihood`` it is swapped in first (:func:`set_measurement`), so one
-        model serves many measurements; with several, set each one yourself.
+        ``ldp_likelihood`` it is swapped in first (:func:`set_measurement`), with the
+        model's measurement-dependent coordinates
+        (:func:`~bayesldp.models.likelihood.move_followers`), so one model serves many
+        measurements; with several, set each one yourself.
     var_name : str, default "f"
         The model variable holding the frequency vector (length ``d``).
     draws, tune, chains : int
@@ -258,7 +260,7 @@ def fit(
         free or deterministic variable), ``divergences``, ``likelihoods`` (name to
         kind), ``model`` and timings: ``seconds_sampling`` (the sampler's call, its
         compilation included) and ``seconds_compile`` (nutpie's compilation of the
-        model, 0 when this process compiled it before; None for the other samplers,
+        model; near 0 when this process compiled it before; None for the other samplers,
         which compile inside their call). Poor convergence raises a
         :class:`RuntimeWarning`.
 
@@ -287,6 +289,7 @@ def fit(
     d = measurement.domain_size
     if len(specs) == 1:
         set_measurement(model, next(iter(specs)), measurement)
+        move_followers(model, measurement)
     elif all(spec.domain_size != d for spec in specs.values()):
         raise ValueError(f"measurement has domain size {d}; no likelihood of the model has")
 

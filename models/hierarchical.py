@@ -39,11 +39,9 @@ from bayesldp.models.dirichlet import (
     dirichlet_draws,
     dirichlet_simplex,
     log_concentration,
-    set_concentration_start,
-    set_hints,
 )
 from bayesldp.models.fitting import fit
-from bayesldp.models.likelihood import ldp_likelihood, resolve_kind, set_measurement
+from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
 
@@ -242,9 +240,6 @@ def bayes_hier(
             m, groups, concentration_prior=prior, spread_prior=s_tau, kind=kind
         ),
     )
-    set_hints(model, "f", m)
-    set_concentration_start(model, "mu", m)
-    set_measurement(model, "counts", m)
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
         random_seed=rng, method="bayes-hier",

@@ -31,10 +31,12 @@ __all__ = [
     "KINDS",
     "LikelihoodSpec",
     "data_names",
+    "follow_measurement",
     "gaussian_count_variance",
     "ldp_likelihood",
     "likelihood_specs",
     "log_binomial_coefficients",
+    "move_followers",
     "pointwise_loglik",
     "resolve_kind",
     "set_measurement",
@@ -45,6 +47,9 @@ KINDS = ("auto", "multinomial", "binomial", "gaussian")
 
 #: Every ldp_likelihood of every live model, by model (the model owns nothing extra).
 _REGISTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Per live model, the updates of its measurement-dependent data by key
+#: (:func:`follow_measurement`).
+_FOLLOWERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -327,6 +332,45 @@ def likelihood_specs(model) -> dict:
         Empty when the model has none.
     """
     return dict(_REGISTRY.get(model, {}))
+
+
+def follow_measurement(model, key: str, update) -> None:
+    """Register ``update(model, measurement)`` to run whenever ``fit`` swaps a measurement in.
+
+    Parts of a model other than the likelihood may depend on the measurement without
+    changing the model's law, e.g. the coordinates of
+    :func:`~bayesldp.models.dirichlet.dirichlet_simplex` or the start of
+    :func:`~bayesldp.models.dirichlet.log_concentration`; they register here, and
+    :func:`move_followers` (called by :func:`bayesldp.models.fit`) moves them with the
+    counts, so one compiled model serves many measurements with the right coordinates.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model the data belong to.
+    key : str
+        Names the update (registering the same key again replaces it).
+    update : callable
+        ``update(model, measurement)``, setting the model's ``pm.Data``.
+    """
+    if not callable(update):
+        raise ValueError(f"update must be callable, got {update!r}")
+    _FOLLOWERS.setdefault(model, {})[str(key)] = update
+
+
+def move_followers(model, measurement: Measurement) -> None:
+    """Run every update :func:`follow_measurement` registered on ``model``.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model.
+    measurement : Measurement
+        The measurement the model will be fitted to next.
+    """
+    m = check_measurement(measurement, "measurement")
+    for update in _FOLLOWERS.get(model, {}).values():
+        update(model, m)
 
 
 def set_measurement(model, name: str, measurement: Measurement) -> None:

@@ -561,3 +561,30 @@ def test_log_concentration_starts_at_the_moment_estimate_and_keeps_its_prior():
     for offset in (-2.0, 0.0, 1.3):
         value = float(logp({**point, "log_a_offset": np.array(offset)}))
         assert value == pytest.approx(stats.norm.logpdf(new_start + offset, 0.5, 1.5), abs=1e-7)
+
+
+def test_fit_moves_measurement_dependent_coordinates_of_any_model():
+    # a user's model with dirichlet_simplex and log_concentration, built on one
+    # measurement: fitting it to another must move the coordinates and the start with the
+    # counts (through the follower registry fit runs), or it samples in stale coordinates
+    from bayesldp.models import dirichlet, likelihood
+
+    ms = oracle_measurements(d=6, n=500)
+    m1, m2 = ms["OUE"], ms["SUE"]
+    with pm.Model() as model:
+        log_a = dirichlet.log_concentration("log_a", (0.0, 2.0), m1)
+        f = dirichlet.dirichlet_simplex("f", pm.math.exp(log_a), m1)
+        models.ldp_likelihood("counts", f, m1)
+    likelihood.move_followers(model, m2)
+    hints = dirichlet.parametrization_hints(m2)
+    for key, value in hints.items():
+        np.testing.assert_array_equal(model[f"f_{key}"].get_value(), value)
+    assert float(model["log_a_start"].get_value()) == dirichlet.concentration_start(m2)
+    # and fit does it: a refit on m1 puts m1's coordinates back
+    quiet(models.fit, model, m1, draws=20, tune=20, chains=1, sampler=SAMPLER, random_seed=0)
+    np.testing.assert_array_equal(
+        model["f_centre"].get_value(), dirichlet.parametrization_hints(m1)["centre"]
+    )
+    assert float(model["log_a_start"].get_value()) == dirichlet.concentration_start(m1)
+    with pytest.raises(ValueError, match=r"^update must be callable"):
+        likelihood.follow_measurement(model, "x", 3)
