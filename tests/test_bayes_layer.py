@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import bayesldp
@@ -588,3 +590,36 @@ def test_fit_moves_measurement_dependent_coordinates_of_any_model():
     assert float(model["log_a_start"].get_value()) == dirichlet.concentration_start(m1)
     with pytest.raises(ValueError, match=r"^update must be callable"):
         likelihood.follow_measurement(model, "x", 3)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    counts=st.lists(st.integers(0, 10**6), min_size=2, max_size=40),
+    eps=st.floats(0.1, 8.0),
+    seed=st.integers(0, 2**16),
+)
+def test_concentration_start_is_finite_and_in_range(counts, eps, seed):
+    from bayesldp.models import dirichlet
+
+    true = np.array(counts)
+    if true.sum() == 0:
+        true[0] = 1
+    m = bayesldp.OUE(eps, true.size).simulate(true, np.random.default_rng(seed))
+    low, high = dirichlet.LOG_START_RANGE
+    assert low <= dirichlet.concentration_start(m) <= high
+
+
+def test_measurement_followers_refuse_bad_input():
+    from bayesldp.models import dirichlet, likelihood
+
+    with pytest.raises(ValueError, match=r"^m must be a bayesldp\.Measurement"):
+        dirichlet.concentration_start([0.5, 0.5])
+    m = oracle_measurements(d=4)["OUE"]
+    with pm.Model() as model:
+        with pytest.raises(ValueError, match="concentration_prior"):
+            dirichlet.log_concentration("log_a", (0.0, -1.0), m)
+        with pytest.raises(ValueError, match="concentration_prior"):
+            dirichlet.log_concentration("log_a", (float("nan"), 1.0), m)
+        dirichlet.log_concentration("log_a", (0.0, 1.0), m)
+    with pytest.raises(ValueError, match=r"^measurement must be a bayesldp\.Measurement"):
+        likelihood.move_followers(model, np.ones(4))
