@@ -756,6 +756,9 @@ def ibu(
     lower the likelihood. Items with equal support counts stay equal along the whole
     iteration (it starts from the uniform distribution), so it runs on the distinct
     counts (:func:`count_classes`): a step costs ``O(distinct counts)``, not ``O(d)``.
+    Its parametric bootstrap (``Estimate.interval(..., method="bootstrap")``) re-runs
+    the limit of this iteration on every replicate, the exact MLE, vectorised
+    (:func:`bayesldp.batch.ibu_rows`), unless iteration options were given.
 
     Parameters
     ----------
