@@ -12,11 +12,15 @@ import numpy as np
 from bayesldp._validation import check_rng
 
 __all__ = [
+    "DIAGNOSTIC_CHUNK",
     "ESS_MIN_PER_CHAIN",
     "RHAT_MAX",
+    "bulk_ess",
     "check_sampler_args",
     "convergence_info",
     "limit_threads",
+    "rank_rhat",
+    "rhat_ess",
     "sample_counts",
     "seeds",
     "warn_at_bounds",
@@ -25,6 +29,8 @@ __all__ = [
 #: Convergence thresholds behind the warnings.
 RHAT_MAX = 1.01
 ESS_MIN_PER_CHAIN = 100
+#: Variables diagnosed at once by :func:`rank_rhat` and :func:`bulk_ess` (bounds memory).
+DIAGNOSTIC_CHUNK = 4096
 
 
 def seeds(rng) -> tuple[int, np.random.Generator]:
@@ -60,9 +66,10 @@ def check_sampler_args(draws: int, tune: int, chains: int) -> None:
 def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
     """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor.
 
-    A vector variable is summarised by its worst element (largest r_hat, smallest ESS).
-    Poor means r_hat above :data:`RHAT_MAX`, bulk ESS below :data:`ESS_MIN_PER_CHAIN`
-    per chain, or any divergent transition.
+    A vector variable is summarised by its worst element (largest r_hat, smallest ESS),
+    computed by :func:`rhat_ess` (ArviZ's ``rhat`` and ``ess``, vectorised over the
+    elements). Poor means r_hat above :data:`RHAT_MAX`, bulk ESS below
+    :data:`ESS_MIN_PER_CHAIN` per chain, or any divergent transition.
 
     Parameters
     ----------
@@ -80,14 +87,11 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
     dict
         ``r_hat`` and ``ess_bulk`` (by name) and ``divergences``.
     """
-    import arviz as az
-
-    rhat = az.rhat(idata, var_names=names)
-    ess = az.ess(idata, var_names=names)
+    diagnosed = {k: rhat_ess(idata.posterior[k].values) for k in names}
     divergences = int(idata.sample_stats["diverging"].sum())
     info: dict[str, Any] = {
-        "r_hat": {k: float(rhat[k].max()) for k in names},
-        "ess_bulk": {k: float(ess[k].min()) for k in names},
+        "r_hat": {k: float(np.max(r)) for k, (r, _) in diagnosed.items()},
+        "ess_bulk": {k: float(np.min(e)) for k, (_, e) in diagnosed.items()},
         "divergences": divergences,
     }
     problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
@@ -188,3 +192,152 @@ def limit_threads(threads: int | None = None) -> Iterator[None]:
 
     with threadpool_limits(limits=threads):
         yield
+
+
+def _chunks(draws, min_chains: int) -> Iterator[tuple[slice, np.ndarray]]:
+    """Split draws ``(chain, draw, ...)`` into ``(chunk, 2 * chain, draw // 2)`` blocks."""
+    x = np.asarray(draws, dtype=np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
+    chains, n = x.shape[:2]
+    flat = x.reshape(chains, n, -1)
+    if chains < min_chains or n < 4:
+        return
+    half = n // 2
+    split = np.concatenate([flat[:, :half], flat[:, n - half :]], axis=0)
+    for start in range(0, flat.shape[2], DIAGNOSTIC_CHUNK):
+        part = slice(start, min(start + DIAGNOSTIC_CHUNK, flat.shape[2]))
+        yield part, np.ascontiguousarray(np.moveaxis(split[:, :, part], 2, 0))
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..N of each row of ``x`` (2-D), tied values sharing their average rank."""
+    order = np.argsort(x, axis=1)
+    ordered = np.take_along_axis(x, order, axis=1)
+    size = x.shape[1]
+    index = np.broadcast_to(np.arange(size), x.shape)
+    starts = np.ones(x.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ranks = np.empty(x.shape)
+    if starts.all():  # no ties (continuous draws)
+        np.put_along_axis(ranks, order, index + 1.0, axis=1)
+        return ranks
+    ends = np.ones(x.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    first = np.maximum.accumulate(np.where(starts, index, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, index, size - 1)[:, ::-1], axis=1)[:, ::-1]
+    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    return ranks
+
+
+def _z_scale(x: np.ndarray) -> np.ndarray:
+    """Rank-normalise each variable's draws together (average ranks, Blom's offset 3/8)."""
+    from scipy.special import ndtri
+
+    v, *shape = x.shape
+    size = int(np.prod(shape))
+    ranks = _average_ranks(x.reshape(v, size))
+    return ndtri((ranks - 0.375) / (size + 0.25)).reshape(x.shape)
+
+
+def _split_rhat(z: np.ndarray) -> np.ndarray:
+    m = z.shape[2]
+    between = m * np.var(z.mean(axis=2), axis=1, ddof=1)
+    within = np.var(z, axis=2, ddof=1).mean(axis=1)
+    return np.sqrt((between / within + m - 1) / m)
+
+
+def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
+    """Rank-normalised split R-hat and bulk ESS of every element (Vehtari et al. 2021).
+
+    The same numbers as ``arviz.rhat(..., method="rank")`` (the larger of the bulk and
+    the folded R-hat) and ``arviz.ess(..., method="bulk")`` (Geyer's initial monotone
+    sequence on the rank-normalised split chains), computed for all elements at once,
+    in blocks of :data:`DIAGNOSTIC_CHUNK` elements, instead of ArviZ's loop over the
+    elements (``benchmarks/diagnostics_speed.py`` times both; a test compares the numbers).
+
+    Parameters
+    ----------
+    draws : array_like
+        Shape ``(chain, draw, ...)``. R-hat needs 2 chains and both need 4 draws, else NaN.
+
+    Returns
+    -------
+    r_hat, ess_bulk : numpy.ndarray
+        Shape ``draws.shape[2:]`` each; NaN for an element with a non-finite draw.
+    """
+    x = np.asarray(draws, dtype=np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
+    size = int(np.prod(x.shape[2:], dtype=int))
+    rhat, ess = np.full(size, np.nan), np.full(size, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for part, split in _chunks(x, min_chains=1):
+            flat = split.reshape(split.shape[0], -1)
+            finite = np.isfinite(flat).all(axis=1)
+            z = _z_scale(split)
+            constant = flat.max(axis=1) - flat.min(axis=1) < np.finfo(float).resolution
+            ess[part] = np.where(finite, np.where(constant, flat.shape[1], _geyer_ess(z)), np.nan)
+            if x.shape[0] >= 2:
+                folded = np.abs(split - np.median(flat, axis=1)[:, None, None])
+                value = np.maximum(_split_rhat(z), _split_rhat(_z_scale(folded)))
+                rhat[part] = np.where(finite, value, np.nan)
+    return rhat.reshape(x.shape[2:]), ess.reshape(x.shape[2:])
+
+
+def rank_rhat(draws) -> np.ndarray:
+    """Rank-normalised split R-hat of every element (:func:`rhat_ess`'s first output).
+
+    Parameters
+    ----------
+    draws : array_like
+        Shape ``(chain, draw, ...)``.
+    """
+    return rhat_ess(draws)[0]
+
+
+def bulk_ess(draws) -> np.ndarray:
+    """Bulk effective sample size of every element (:func:`rhat_ess`'s second output).
+
+    Parameters
+    ----------
+    draws : array_like
+        Shape ``(chain, draw, ...)``.
+    """
+    return rhat_ess(draws)[1]
+
+
+def _geyer_ess(z: np.ndarray) -> np.ndarray:
+    """ESS of ``z`` ``(var, chain, draw)`` by Geyer's initial monotone sequence."""
+    from scipy.fft import next_fast_len
+
+    _, chains, n = z.shape
+    centred = z - z.mean(axis=2, keepdims=True)
+    size = next_fast_len(2 * n)
+    spectrum = np.fft.rfft(centred, n=size, axis=2)
+    acov = np.fft.irfft(spectrum * np.conjugate(spectrum), n=size, axis=2)[..., :n] / n
+    acov = acov.mean(axis=1)
+    mean_var = acov[:, 0] * n / (n - 1.0)
+    var_plus = mean_var * (n - 1.0) / n
+    if chains > 1:
+        var_plus = var_plus + np.var(z.mean(axis=2), axis=1, ddof=1)
+    rho = 1.0 - (mean_var[:, None] - acov) / var_plus[:, None]
+    rho[:, 0] = 1.0
+    # pairs (rho_2k, rho_2k+1): k = 0 always, k = 1..M while the pair sums stay positive
+    m_pairs = len(range(1, n - 3, 2))
+    even = rho[:, 0 : 2 * m_pairs + 1 : 2]
+    odd = rho[:, 1 : 2 * m_pairs + 2 : 2]
+    pairs = even + odd
+    fails = pairs <= 0
+    first = np.where(fails.any(axis=1), np.argmax(fails, axis=1), m_pairs + 1)
+    j = np.minimum(first, m_pairs)  # pairs computed; 0..j-1 enter the sum
+    rows = np.arange(z.shape[0])
+    last_even, last_pair = even[rows, j], pairs[rows, j]
+    tail = np.where((last_even > 0) | (last_pair >= 0), last_even, 0.0)
+    tail = np.where(j == 0, 1.0, tail)
+    monotone = np.minimum.accumulate(pairs, axis=1)
+    kept = np.arange(pairs.shape[1])[None, :] < j[:, None]
+    tau = -1.0 + 2.0 * np.sum(np.where(kept, monotone, 0.0), axis=1) + tail
+    total = chains * n
+    ess = total / np.maximum(tau, 1.0 / np.log10(total))
+    return np.where(np.isnan(rho).any(axis=1), np.nan, ess)

@@ -1,0 +1,109 @@
+"""Vectorised R-hat and bulk ESS (models.sampling.rhat_ess) against ArviZ, element by element."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bayesldp.models.sampling import DIAGNOSTIC_CHUNK, bulk_ess, rank_rhat, rhat_ess
+
+
+def arviz_reference(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ArviZ's rank R-hat and bulk ESS of every element of draws (chain, draw, k)."""
+    data = az.convert_to_dataset({"x": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.rhat(data)["x"].values, az.ess(data)["x"].values
+
+
+def ar1(rng, phi: float, chains: int, draws: int, k: int) -> np.ndarray:
+    x = np.zeros((chains, draws, k))
+    noise = rng.normal(size=x.shape)
+    for t in range(1, draws):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    return x
+
+
+# (chains, draws, autocorrelation): each branch of Geyer's sequences and of the shape rules
+CASES = [
+    (1, 4, 0.0),  # one chain: R-hat is NaN, ESS is not; the fewest draws allowed
+    (2, 4, 0.5),  # 2 draws per split chain: no pair of autocorrelations is summed
+    (2, 7, -0.5),  # odd draws: the middle draw is left out of the split
+    (2, 100, -0.9),  # negative autocorrelation: ESS above the number of draws
+    (2, 100, 0.95),  # slow mixing: the positive sequence is cut early
+    (4, 33, 0.0),
+    (2, 1000, 0.999),  # nearly stuck chains: ESS of a few
+    (3, 8, 0.7),
+]
+
+
+@pytest.mark.parametrize(("chains", "draws", "phi"), CASES)
+def test_rhat_ess_equal_arviz(chains, draws, phi):
+    rng = np.random.default_rng(draws)
+    x = ar1(rng, phi, chains, draws, 6)
+    x[..., 1] = np.round(x[..., 1])  # ties share their average rank
+    x[..., 2] = 3.0  # constant: R-hat NaN, ESS = all draws
+    x[..., 3] += 2.0 * np.arange(chains)[:, None]  # chains that disagree
+    x[0, 0, 4] = np.nan  # a non-finite draw: NaN for that element only
+    rhat, ess = rhat_ess(x)
+    rhat_ref, ess_ref = arviz_reference(x)
+    np.testing.assert_allclose(rhat, rhat_ref, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(ess, ess_ref, rtol=1e-9, equal_nan=True)
+    assert np.isnan(rhat[4]) and np.isnan(ess[4]) and np.isfinite(ess[5])
+
+
+def test_chunks_and_shapes(monkeypatch):
+    """Elements are diagnosed in blocks; the result keeps the elements' shape."""
+    rng = np.random.default_rng(1)
+    x = ar1(rng, 0.3, 2, 40, 12).reshape(2, 40, 3, 4)
+    whole = rhat_ess(x)
+    monkeypatch.setattr("bayesldp.models.sampling.DIAGNOSTIC_CHUNK", 5)
+    blocks = rhat_ess(x)
+    for a, b in zip(whole, blocks, strict=True):
+        assert a.shape == (3, 4)
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(rank_rhat(x), whole[0])
+    np.testing.assert_allclose(bulk_ess(x), whole[1])
+    assert rhat_ess(x[:, :, 0, 0])[0].shape == ()
+    assert DIAGNOSTIC_CHUNK >= 1
+
+
+def test_bad_shape_is_a_value_error():
+    with pytest.raises(ValueError, match="draws"):
+        rhat_ess(np.zeros(10))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    chains=st.integers(1, 3),
+    draws=st.integers(4, 40),
+    phi=st.floats(-0.95, 0.99),
+    levels=st.sampled_from([None, 2, 5]),
+    seed=st.integers(0, 2**16),
+)
+def test_rhat_ess_equal_arviz_property(chains, draws, phi, levels, seed):
+    """Any shape, autocorrelation and number of distinct values: ArviZ's numbers."""
+    x = ar1(np.random.default_rng(seed), phi, chains, draws, 3)
+    if levels is not None:
+        x = np.round(x * levels / (np.abs(x).max() + 1e-12))
+    rhat, ess = rhat_ess(x)
+    rhat_ref, ess_ref = arviz_reference(x)
+    np.testing.assert_allclose(rhat, rhat_ref, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(ess, ess_ref, rtol=1e-9, equal_nan=True)
+
+
+def test_diagnostics_speed_script_tiny(tmp_path):
+    """benchmarks/diagnostics_speed.py runs end to end and both implementations agree."""
+    from benchmarks import diagnostics_speed as bench
+
+    args = bench.build_parser().parse_args(
+        ["--d", "7", "--draws", "20", "--repeat", "1", "--out", str(tmp_path)]
+    )
+    table = bench.main(args)
+    assert set(table["implementation"]) == {"bayesldp", "arviz"}
+    assert (tmp_path / "diagnostics_speed.csv").exists()
