@@ -160,6 +160,8 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     import pymc as pm
     import pytensor.tensor as pt
 
+    from bayesldp.models.special import gammaln
+
     d = check_measurement(measurement, "measurement").domain_size
     hints = {
         key: pm.Data(f"{name}_{key}", value)
@@ -180,9 +182,9 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
         pm.modelcontext(None), f"{name}_hints", lambda model, m: set_hints(model, name, m)
     )
     if alpha.ndim == 0:
-        log_prior = alpha * pt.sum(log_f) + pt.gammaln(d * alpha) - d * pt.gammaln(alpha)
+        log_prior = alpha * pt.sum(log_f) + gammaln(d * alpha) - d * gammaln(alpha)
     else:
-        log_prior = pt.sum(alpha * log_f) + pt.gammaln(pt.sum(alpha)) - pt.sum(pt.gammaln(alpha))
+        log_prior = pt.sum(alpha * log_f) + gammaln(pt.sum(alpha)) - pt.sum(gammaln(alpha))
     unused = -0.5 * pt.sum(hints["reference"] * t**2) - 0.5 * np.log(2 * np.pi)
     pm.Potential(f"{name}_prior", log_prior + log_jac + unused)
     return f
