@@ -15,11 +15,9 @@ __all__ = [
     "DIAGNOSTIC_CHUNK",
     "ESS_MIN_PER_CHAIN",
     "RHAT_MAX",
-    "bulk_ess",
     "check_sampler_args",
     "convergence_info",
     "limit_threads",
-    "rank_rhat",
     "rhat_ess",
     "sample_counts",
     "seeds",
@@ -29,7 +27,7 @@ __all__ = [
 #: Convergence thresholds behind the warnings.
 RHAT_MAX = 1.01
 ESS_MIN_PER_CHAIN = 100
-#: Variables diagnosed at once by :func:`rank_rhat` and :func:`bulk_ess` (bounds memory).
+#: Variables diagnosed at once by :func:`rhat_ess` (bounds memory).
 DIAGNOSTIC_CHUNK = 4096
 
 
@@ -283,28 +281,6 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
                 value = np.maximum(_split_rhat(z), _split_rhat(_z_scale(folded)))
                 rhat[part] = np.where(finite, value, np.nan)
     return rhat.reshape(x.shape[2:]), ess.reshape(x.shape[2:])
-
-
-def rank_rhat(draws) -> np.ndarray:
-    """Rank-normalised split R-hat of every element (:func:`rhat_ess`'s first output).
-
-    Parameters
-    ----------
-    draws : array_like
-        Shape ``(chain, draw, ...)``.
-    """
-    return rhat_ess(draws)[0]
-
-
-def bulk_ess(draws) -> np.ndarray:
-    """Bulk effective sample size of every element (:func:`rhat_ess`'s second output).
-
-    Parameters
-    ----------
-    draws : array_like
-        Shape ``(chain, draw, ...)``.
-    """
-    return rhat_ess(draws)[1]
 
 
 def _geyer_ess(z: np.ndarray) -> np.ndarray:
