@@ -41,10 +41,13 @@ DRAW_CHUNK = 64
 
 #: Largest ``(n_draws, d)`` float64 array of draws an :class:`Uncertainty` that generates
 #: its rows keeps after the first query (:func:`cached_rows`); larger ones regenerate the
-#: rows asked for at every query. 128 MiB: 16.8 million entries, e.g. 200 bootstrap
-#: replicates of the 42,178 wordfreq items (67.5 MB) or 1000 posterior draws of 16,384
-#: items. Set it to 0 to turn every cache off.
-ROW_CACHE_MAX_BYTES = 128 * 2**20
+#: rows asked for at every query. 512 MiB: 67 million entries, e.g. 1000 posterior
+#: draws of the 42,178 wordfreq items (337 MB): with the former 128 MiB, bayes-consistent
+#: on wordfreq regenerated them at every query (8 s per single-item interval; 10 of them
+#: 80 s, against 0.13 s once cached after a first 10 s query; ad hoc, load ~1). At
+#: d = 10^6 the draws (8 GB) are still regenerated per query. Set it to 0 to turn every
+#: cache off.
+ROW_CACHE_MAX_BYTES = 512 * 2**20
 
 
 @runtime_checkable
