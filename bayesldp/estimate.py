@@ -43,10 +43,10 @@ DRAW_CHUNK = 64
 #: its rows keeps after the first query (:func:`cached_rows`); larger ones regenerate the
 #: rows asked for at every query. 512 MiB: 67 million entries, e.g. 1000 posterior
 #: draws of the 42,178 wordfreq items (337 MB): with the former 128 MiB, bayes-consistent
-#: on wordfreq regenerated them at every query (8 s per single-item interval; 10 of them
-#: 80 s, against 0.13 s once cached after a first 10 s query; ad hoc, load ~1). At
-#: d = 10^6 the draws (8 GB) are still regenerated per query. Set it to 0 to turn every
-#: cache off.
+#: at that d regenerated them at every query (``python benchmarks/interval_speed.py --d
+#: 42178 --queries 3 --methods bayes-consistent``, load 1.3: 7.3 s per single-item
+#: interval uncached, 0.011 s cached). At d = 10^6 the draws (8 GB) are still regenerated
+#: per query. Set it to 0 to turn every cache off.
 ROW_CACHE_MAX_BYTES = 512 * 2**20
 
 
