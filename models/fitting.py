@@ -265,9 +265,8 @@ def fit(
         kind), ``model`` and timings: ``seconds_sampling`` (the sampler's call, its
         compilation included) and ``seconds_compile`` (nutpie's compilation of the
         model; near 0 when this process compiled it before, a second or two when an
-        earlier process did; None for the other samplers,
-        which compile inside their call). Poor convergence raises a
-        :class:`RuntimeWarning`.
+        earlier process did; None for the other samplers, which compile inside their
+        call). Poor convergence raises a :class:`RuntimeWarning`.
 
     Raises
     ------

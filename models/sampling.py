@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._validation import check_rng
+from bayesldp._validation import as_array, check_rng
 
 __all__ = [
     "DIAGNOSTIC_CHUNK",
@@ -192,14 +192,14 @@ def limit_threads(threads: int | None = None) -> Iterator[None]:
         yield
 
 
-def _chunks(draws, min_chains: int) -> Iterator[tuple[slice, np.ndarray]]:
-    """Split draws ``(chain, draw, ...)`` into ``(chunk, 2 * chain, draw // 2)`` blocks."""
-    x = np.asarray(draws, dtype=np.float64)
-    if x.ndim < 2:
-        raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
+def _chunks(x: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """Split draws ``(chain, draw, ...)`` into ``(chunk, 2 * chain, draw // 2)`` blocks.
+
+    Nothing is yielded below 4 draws per chain (every diagnostic is then NaN).
+    """
     chains, n = x.shape[:2]
     flat = x.reshape(chains, n, -1)
-    if chains < min_chains or n < 4:
+    if n < 4:
         return
     half = n // 2
     split = np.concatenate([flat[:, :half], flat[:, n - half :]], axis=0)
@@ -264,13 +264,18 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     r_hat, ess_bulk : numpy.ndarray
         Shape ``draws.shape[2:]`` each; NaN for an element with a non-finite draw.
     """
-    x = np.asarray(draws, dtype=np.float64)
+    x = as_array(draws, "draws")
+    if x.dtype == bool or not (
+        np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating)
+    ):
+        raise ValueError(f"draws must hold real numbers, got dtype {x.dtype}")
     if x.ndim < 2:
         raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
+    x = x.astype(np.float64)
     size = int(np.prod(x.shape[2:], dtype=int))
     rhat, ess = np.full(size, np.nan), np.full(size, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for part, split in _chunks(x, min_chains=1):
+        for part, split in _chunks(x):
             flat = split.reshape(split.shape[0], -1)
             finite = np.isfinite(flat).all(axis=1)
             z = _z_scale(split)

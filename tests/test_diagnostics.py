@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
-
-import arviz as az
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayesldp.models.sampling import DIAGNOSTIC_CHUNK, rhat_ess
-
-
-def arviz_reference(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ArviZ's rank R-hat and bulk ESS of every element of draws (chain, draw, k)."""
-    data = az.convert_to_dataset({"x": x})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return az.rhat(data)["x"].values, az.ess(data)["x"].values
+from benchmarks.diagnostics_speed import arviz_rhat_ess
 
 
 def ar1(rng, phi: float, chains: int, draws: int, k: int) -> np.ndarray:
@@ -51,7 +41,7 @@ def test_rhat_ess_equal_arviz(chains, draws, phi):
     x[..., 3] += 2.0 * np.arange(chains)[:, None]  # chains that disagree
     x[0, 0, 4] = np.nan  # a non-finite draw: NaN for that element only
     rhat, ess = rhat_ess(x)
-    rhat_ref, ess_ref = arviz_reference(x)
+    rhat_ref, ess_ref = arviz_rhat_ess(x)
     np.testing.assert_allclose(rhat, rhat_ref, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(ess, ess_ref, rtol=1e-9, equal_nan=True)
     assert np.isnan(rhat[4]) and np.isnan(ess[4]) and np.isfinite(ess[5])
@@ -71,9 +61,13 @@ def test_chunks_and_shapes(monkeypatch):
     assert DIAGNOSTIC_CHUNK >= 1
 
 
-def test_bad_shape_is_a_value_error():
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(10), [[True, False, True, False]], [["a", "b", "c", "d"]], [[1.0, [2.0]]], None],
+)
+def test_bad_draws_are_a_value_error_naming_them(bad):
     with pytest.raises(ValueError, match="draws"):
-        rhat_ess(np.zeros(10))
+        rhat_ess(bad)
 
 
 @settings(max_examples=40, deadline=None)
@@ -90,7 +84,7 @@ def test_rhat_ess_equal_arviz_property(chains, draws, phi, levels, seed):
     if levels is not None:
         x = np.round(x * levels / (np.abs(x).max() + 1e-12))
     rhat, ess = rhat_ess(x)
-    rhat_ref, ess_ref = arviz_reference(x)
+    rhat_ref, ess_ref = arviz_rhat_ess(x)
     np.testing.assert_allclose(rhat, rhat_ref, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(ess, ess_ref, rtol=1e-9, equal_nan=True)
 
