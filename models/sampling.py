@@ -283,7 +283,9 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
             ess[part] = np.where(finite, np.where(constant, flat.shape[1], _geyer_ess(z)), np.nan)
             if x.shape[0] >= 2:
                 folded = np.abs(split - np.median(flat, axis=1)[:, None, None])
-                value = np.maximum(_split_rhat(z), _split_rhat(_z_scale(folded)))
+                bulk, tail = _split_rhat(z), _split_rhat(_z_scale(folded))
+                # ArviZ's max(bulk, tail): a NaN tail (constant folded draws) keeps bulk
+                value = np.where(tail > bulk, tail, bulk)
                 rhat[part] = np.where(finite, value, np.nan)
     return rhat.reshape(x.shape[2:]), ess.reshape(x.shape[2:])
 

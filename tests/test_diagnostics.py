@@ -47,6 +47,19 @@ def test_rhat_ess_equal_arviz(chains, draws, phi):
     assert np.isnan(rhat[4]) and np.isnan(ess[4]) and np.isfinite(ess[5])
 
 
+def test_constant_folded_draws_keep_the_bulk_rhat():
+    """Two values with the median between them: ArviZ keeps the bulk R-hat.
+
+    The folded draws are then constant, their R-hat is NaN, and ArviZ's
+    ``max(bulk, nan)`` returns the bulk one (found by Hypothesis).
+    """
+    x = np.array([[0, -1, -1, -1, -1, 0, 0, 0, -1, -1], [0, 0, 0, 0, -1, 0, -1, -1, -1, 0]])
+    x = x[:, :, None].astype(float)
+    rhat, _ = rhat_ess(x)
+    assert np.isfinite(rhat[0])
+    np.testing.assert_allclose(rhat, arviz_rhat_ess(x)[0], rtol=1e-9)
+
+
 def test_chunks_and_shapes(monkeypatch):
     """Elements are diagnosed in blocks; the result keeps the elements' shape."""
     rng = np.random.default_rng(1)
