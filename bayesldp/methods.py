@@ -507,7 +507,8 @@ def likelihood_kind(m: Measurement, likelihood: str, name: str = "likelihood") -
 
     ``"auto"`` picks the oracle's ``likelihood_kind`` (multinomial for GRR, binomial
     otherwise; :func:`bayesldp.oracles.oracle_class`); ``"multinomial"`` is refused for an
-    oracle whose cell probabilities do not sum to one. The one place these are decided
+    oracle whose cell probabilities do not sum to one or whose support counts do not sum
+    to ``n``. The one place these are decided
     (the PyMC layer's :func:`bayesldp.models.likelihood.resolve_kind` asks it too).
 
     Parameters
@@ -526,6 +527,12 @@ def likelihood_kind(m: Measurement, likelihood: str, name: str = "likelihood") -
         raise ValueError(
             f"{name}='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
             f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
+        )
+    total = int(m.support_counts.sum())
+    if likelihood == "multinomial" and total != m.n:
+        raise ValueError(
+            f"{name}='multinomial' needs support counts that sum to n (one item per "
+            f"report); here they sum to {total}, n={m.n}"
         )
     return likelihood
 

@@ -174,8 +174,19 @@ def compile_nutpie(model):
     -------
     nutpie.compile_pymc.CompiledPyMCModel
         What ``nutpie.sample`` takes.
+
+    Raises
+    ------
+    ValueError
+        ``model`` is not a ``pymc.Model`` or has no free variable to sample.
     """
     import nutpie
+    import pymc as pm
+
+    if not isinstance(model, pm.Model):
+        raise ValueError(f"model must be a pymc.Model, got {type(model).__name__}")
+    if not model.free_RVs:
+        raise ValueError("model has no free random variable to sample")
 
     if nutpie.__version__ not in NUTPIE_VERSIONS:
         return nutpie.compile_pymc_model(model, backend="numba")

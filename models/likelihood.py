@@ -124,7 +124,7 @@ def resolve_kind(m: Measurement, kind: str) -> str:
 
     That is multinomial for GRR and binomial otherwise; ``"auto"``, ``"multinomial"``
     and ``"binomial"`` are decided by :func:`bayesldp.methods.likelihood_kind`, which
-    the NumPy methods use too; a multinomial here also needs counts summing to ``n``.
+    the NumPy methods use too (a multinomial also needs counts summing to ``n``).
 
     Parameters
     ----------
@@ -145,13 +145,7 @@ def resolve_kind(m: Measurement, kind: str) -> str:
     check_choice(kind, KINDS, "kind")
     if kind == "gaussian":
         return kind
-    kind = likelihood_kind(m, kind, "kind")
-    if kind == "multinomial" and int(m.support_counts.sum()) != m.n:
-        raise ValueError(
-            f"kind='multinomial' needs support counts summing to n = {m.n} (one report "
-            f"per user); the measurement's sum to {int(m.support_counts.sum())}"
-        )
-    return kind
+    return likelihood_kind(m, kind, "kind")
 
 
 def _check_name(name) -> str:

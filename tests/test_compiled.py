@@ -137,7 +137,23 @@ def test_untested_nutpie_versions_fall_back(monkeypatch):
     monkeypatch.setattr(compiled, "NUTPIE_VERSIONS", ())
     calls = []
     monkeypatch.setattr(nutpie, "compile_pymc_model", lambda model, **kw: calls.append(kw) or "own")
-    assert compiled.compile_nutpie(object()) == "own" and calls == [{"backend": "numba"}]
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("x")
+    assert compiled.compile_nutpie(model) == "own" and calls == [{"backend": "numba"}]
+
+
+def test_compile_nutpie_refuses_what_is_not_a_model_to_sample():
+    import pymc as pm
+
+    for bad in (None, object(), "model", 3):
+        with pytest.raises(ValueError, match=r"model must be a pymc\.Model"):
+            compiled.compile_nutpie(bad)
+    with pm.Model() as empty:
+        pm.Data("x", np.zeros(3))
+    with pytest.raises(ValueError, match="no free random variable"):
+        compiled.compile_nutpie(empty)
 
 
 SCRIPT = """

@@ -372,6 +372,25 @@ def test_multinomial_likelihood_needs_grr():
         bayesldp.postprocess(m, "mle", likelihood="multinomial")
 
 
+def test_multinomial_likelihood_needs_counts_summing_to_n():
+    # GRR's p and q (p + (d-1) q = 1) on an oracle the library does not know, so the
+    # Measurement itself does not insist on the sum: 60 + 30 + 20 = 110 reports from
+    # 100 users cannot be one multinomial draw, and mle must not treat them as one.
+    p = float(np.e / (np.e + 2))
+    q = (1 - p) / 2
+    m = bayesldp.Measurement.from_support_counts([60, 30, 20], 100, p, q, oracle="custom")
+    with pytest.raises(ValueError, match="sum to 110, n=100"):
+        bayesldp.postprocess(m, "mle", likelihood="multinomial")
+    # the binomial marginals still apply
+    binomial = bayesldp.postprocess(m, "mle", likelihood="binomial")
+    assert binomial.frequencies.sum() == pytest.approx(1)
+    # and the PyMC layer asks the same function
+    from bayesldp.models.likelihood import resolve_kind
+
+    with pytest.raises(ValueError, match="sum to 110, n=100"):
+        resolve_kind(m, "multinomial")
+
+
 # ---------------------------------------------------------------------------
 # Power and Power-NS
 # ---------------------------------------------------------------------------
