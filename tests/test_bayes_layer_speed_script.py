@@ -32,3 +32,11 @@ def test_bayes_layer_speed_one_case_tiny():
     else:
         assert row["seconds_compile"] is None
     assert abs(row["sum"] - 1.0) < 1e-9
+    # the tuned step and tree depth, and the five worst-mixing items, worst first
+    assert row["step_size"] > 0 and 0 <= row["tree_depth"] <= 10
+    worst = [int(v) for v in row["worst_items"].split()]
+    r_hat = [float(v) for v in row["worst_r_hat"].split()]
+    assert len(worst) == len(set(worst)) == 5 and all(0 <= v < 12 for v in worst)
+    assert r_hat == sorted(r_hat, reverse=True)
+    assert 0 <= row["items_r_hat_over_1_05"] <= 12
+    assert len(row["worst_z_estimate"].split()) == len(row["worst_z_true"].split()) == 5
