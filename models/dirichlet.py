@@ -41,18 +41,33 @@ __all__ = [
     "concentration_start",
     "dirichlet_draws",
     "dirichlet_simplex",
+    "kink_sharpness",
     "log_concentration",
     "parametrization_hints",
     "set_concentration_start",
     "set_hints",
 ]
 
-#: Sharpness of the kink between an item's noise scale and the prior's tail (per unit of
-#: the sampled coordinate). In a one-seed prototype run on the papers' Zipf setting (not a
-#: repo script) 1.5 and 2 mixed best of 1, 1.5, 2, 3 and 4 (smallest bulk ESS over the
-#: items 189 and 235 of 2000 draws, against 48 to 197); 2 diverged in 1.2% of the
-#: transitions of the tiny hierarchical exact-posterior test.
+#: Least sharpness of the kink between an item's noise scale and the prior's tail (per
+#: unit of the sampled coordinate). In a one-seed prototype run on the papers' Zipf
+#: setting (not a repo script) 1.5 and 2 mixed best of 1, 1.5, 2, 3 and 4 as one sharpness
+#: for every item (smallest bulk ESS over the items 189 and 235 of 2000 draws, against 48
+#: to 197); 2 diverged in 1.2% of the transitions of the tiny hierarchical exact-posterior
+#: test.
 KINK_SHARPNESS = 1.5
+#: The tail's slope :math:`1/\alpha` reaches an item's peak through the kink's softplus,
+#: :math:`\alpha^{-1}\sigma(k\kappa)` at :math:`u = 0`; each item's sharpness is raised
+#: (:func:`kink_sharpness`) until that is at most this fraction of the peak's own slope
+#: ``width``. With one sharpness of 1.5, at a = 0.0046 (Zipf, d = 4096) it was 13 times
+#: the width of an item estimated at 4 sds, so that item's peak was 13 times narrower
+#: than the coordinates intend, and the items at 3-4.5 sds mixed worst (r_hat 1.11, bulk
+#: ESS 13 of 2000 draws; ``paper/bayes.md``).
+PEAK_LEAK = 0.1
+#: Items that start in the tail (estimated below :data:`START_Z` sds) are sharpened by
+#: the same rule up to this. In prototype runs at d = 4096, this took NUTS's tuned step
+#: from 0.09 to 0.14 and its tree depth from 6 to 5. Without a cap (up to ~5.5 on Zipf),
+#: the first 300 warm-up iterations took 146,000 leapfrog steps, against 35,000 at 1.5.
+TAIL_SHARPNESS_MAX = 3.0
 #: The kink sits this many noise standard deviations below the item's peak ...
 KINK_SDS = 2.0
 #: ... but not below this fraction of one standard deviation.
@@ -83,8 +98,11 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
         log-ratio is 0), ``centre`` (the log-ratio of the item's peak, its raw estimate
         or one standard deviation, whichever is larger), ``width`` (the peak's relative
         noise, at most 1), ``kink`` (where the prior's tail takes over, in sampled
-        units below the peak) and ``start`` (0 at the peak; items estimated below
-        ``START_Z`` standard deviations start just inside the tail).
+        units below the peak), ``start`` (0 at the peak; items estimated below
+        ``START_Z`` standard deviations start just inside the tail) and
+        ``sharpness_cap`` (the most :func:`kink_sharpness` may give the item:
+        :data:`TAIL_SHARPNESS_MAX` for the items starting in the tail, infinite for
+        the others).
     """
     check_measurement(m)
     f = m.estimates
@@ -96,7 +114,9 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     centre = np.log(peak / top)
     kink_at = np.log(np.maximum(peak - KINK_SDS * sd, KINK_FLOOR * sd) / top)
     kink = (kink_at - centre) / width
-    start = np.where(f >= START_Z * sd, 0.0, kink - 1.0)
+    in_tail = f < START_Z * sd
+    start = np.where(in_tail, kink - 1.0, 0.0)
+    cap = np.where(in_tail, TAIL_SHARPNESS_MAX, np.inf)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
     centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, _FAR, 0.0
@@ -106,7 +126,44 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
         "width": width,
         "kink": kink,
         "start": start,
+        "sharpness_cap": cap,
     }
+
+
+def kink_sharpness(alpha, hints, xp=np):
+    r"""Return each item's kink sharpness :math:`k_v` in :func:`dirichlet_simplex`.
+
+    The least :math:`k \ge` :data:`KINK_SHARPNESS` with
+    :math:`\alpha_v^{-1} e^{-k |\kappa_v|} \le` :data:`PEAK_LEAK` :math:`\, w_v`, which
+    bounds the tail's slope at the item's peak (:math:`\sigma(x) < e^{x}`), capped at
+    the item's ``sharpness_cap``:
+
+    .. math::
+
+        k_v = \min\left(c_v, \max\left(k_0,
+        \frac{\log(1 / (\alpha_v w_v)) - \log \mathrm{PEAK\_LEAK}}{|\kappa_v|}
+        \right)\right).
+
+    It depends on the concentration, not on the sampled coordinates, so the map from
+    them to ``f`` stays one-to-one for each :math:`\alpha` and its Jacobian is as
+    before.
+
+    Parameters
+    ----------
+    alpha : array_like or TensorVariable
+        The concentrations (a scalar or one per item).
+    hints : dict
+        :func:`parametrization_hints` (arrays or the model's ``pm.Data``).
+    xp : module, default numpy
+        ``numpy``, or ``pytensor.tensor`` inside a model.
+
+    Returns
+    -------
+    array or TensorVariable
+        One sharpness per item.
+    """
+    need = (xp.log(1.0 / (alpha * hints["width"])) - np.log(PEAK_LEAK)) / xp.abs(hints["kink"])
+    return xp.minimum(hints["sharpness_cap"], xp.maximum(KINK_SHARPNESS, need))
 
 
 def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
@@ -119,18 +176,21 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
 
     .. math::
 
-        y_v = c_v + w_v u_v - \frac{1}{k \alpha_v} \log\left(1 + e^{-k (u_v - \kappa_v)}\right),
+        y_v = c_v + w_v u_v - \frac{1}{k_v \alpha_v}
+        \log\left(1 + e^{-k_v (u_v - \kappa_v)}\right),
         \qquad u_v = t_v + s_v,
 
     with :math:`c_v` the log-ratio of the item's raw estimate (at least one noise
     standard deviation), :math:`w_v` its relative noise (at most 1), :math:`\kappa_v` a
     kink where the likelihood has flattened out and :math:`s_v` a starting offset
-    (:func:`parametrization_hints`), :math:`k` = :data:`KINK_SHARPNESS`. Above the kink
-    :math:`y_v \approx c_v + w_v u_v`, so the likelihood's peak has unit scale in
-    :math:`u_v`; below it the slope is :math:`\approx 1/\alpha_v`, so the prior's tail
-    :math:`e^{\alpha_v y_v}` has unit scale too, whatever :math:`\alpha_v` is (no funnel
-    with the concentration, no scale of :math:`1/\alpha` to cross). The Jacobian
-    :math:`\prod_{v \ne r} (w_v + \alpha_v^{-1}\sigma(-k(u_v - \kappa_v)))` enters the
+    (:func:`parametrization_hints`), :math:`k_v` the kink's sharpness
+    (:func:`kink_sharpness`: sharp enough that the tail's slope does not reach the peak).
+    Above the kink :math:`y_v \approx c_v + w_v u_v`, so the likelihood's peak has unit
+    scale in :math:`u_v`; below it the slope is :math:`\approx 1/\alpha_v`, so the
+    prior's tail :math:`e^{\alpha_v y_v}` has unit scale too, whatever :math:`\alpha_v`
+    is (no funnel with the concentration, no scale of :math:`1/\alpha` to cross). The
+    Jacobian :math:`\prod_{v \ne r} (w_v + \alpha_v^{-1}\sigma(-k_v(u_v - \kappa_v)))`
+    enters the
     log-density, so the law of ``f`` is exactly Dirichlet(``alpha``). The free vector
     :math:`t` has length ``d``: the reference item's slot is not used and has a standard
     normal law, so no index arrays enter the graph.
@@ -140,7 +200,8 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     name : str
         Name of the frequency vector (a ``Deterministic``); the free coordinates are
         ``{name}_t`` and the hints ``pm.Data`` named ``{name}_reference``,
-        ``{name}_centre``, ``{name}_width``, ``{name}_kink`` and ``{name}_start``;
+        ``{name}_centre``, ``{name}_width``, ``{name}_kink``, ``{name}_start`` and
+        ``{name}_sharpness_cap``;
         :func:`bayesldp.models.fit` moves them to the measurement it fits
         (:func:`set_hints`, registered with
         :func:`~bayesldp.models.likelihood.follow_measurement`).
@@ -168,7 +229,7 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
         for key, value in parametrization_hints(measurement).items()
     }
     alpha = pt.as_tensor_variable(alpha)
-    k = KINK_SHARPNESS
+    k = kink_sharpness(alpha, hints, xp=pt)
     free = 1.0 - hints["reference"]
     t = pm.Flat(f"{name}_t", shape=d)
     u = t + hints["start"]

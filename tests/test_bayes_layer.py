@@ -96,7 +96,12 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
     with pm.Model() as model:
         dirichlet.dirichlet_simplex("f", alpha, m)
     logp = model.compile_logp()
-    k = dirichlet.KINK_SHARPNESS
+    # each item's sharpness, by the rule written out (kink_sharpness's docstring)
+    need = (np.log(1 / (alpha_vec * hints["width"])) - np.log(dirichlet.PEAK_LEAK)) / np.abs(
+        hints["kink"]
+    )
+    k = np.minimum(hints["sharpness_cap"], np.maximum(dirichlet.KINK_SHARPNESS, need))
+    np.testing.assert_array_equal(k, dirichlet.kink_sharpness(alpha_vec, hints))
 
     def y_of(u):
         soft = np.logaddexp(0.0, -k * (u - hints["kink"])) / (k * alpha_vec)
@@ -231,10 +236,11 @@ def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind):
     est = quiet(models.bayes_dirichlet, m, draws=2000, tune=1000, sampler=SAMPLER, rng=3)
     assert est.method == "bayes-dirichlet" and est.info["sampler"] == SAMPLER
     # log a is loosely identified on three items, and where a is tiny the kink of
-    # dirichlet_simplex is sharp: 1 (OUE) and 3 (GRR) of 4000 transitions diverged when
-    # measured (0 at the papers' setting, benchmarks/bayes_layer_speed.py); the posterior
+    # dirichlet_simplex is sharp: over seeds 3-8, 0 (OUE) and 0-6 (GRR) of 4000
+    # transitions diverged, as with one sharpness of 1.5 before kink_sharpness (0-1 and
+    # 0-6; 0 at the papers' setting, benchmarks/bayes_layer_speed.py); the posterior
     # must still match the exact one.
-    assert est.info["divergences"] <= 0.001 * 4000
+    assert est.info["divergences"] <= 0.0025 * 4000
     assert_matches_exact(est, exact, [2])
 
 
