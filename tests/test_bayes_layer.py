@@ -99,7 +99,7 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
     # each item's sharpness: data, by the rule written out (kink_sharpness's docstring)
     a0 = math.exp(dirichlet.concentration_start(m))
     need = (np.log(1 / (a0 * hints["width"])) - np.log(dirichlet.PEAK_LEAK)) / np.abs(hints["kink"])
-    k = np.maximum(dirichlet.KINK_SHARPNESS, need)
+    k = np.minimum(np.maximum(dirichlet.KINK_SHARPNESS, need), dirichlet.SHARPNESS_MAX)
     k = np.where(hints["start"] < 0, np.minimum(k, dirichlet.TAIL_SHARPNESS_MAX), k)
     k[ref] = dirichlet.KINK_SHARPNESS
     np.testing.assert_allclose(k, hints["sharpness"], rtol=1e-12)

@@ -1,4 +1,4 @@
-"""The composable layer's speed benchmark runs end to end with tiny arguments."""
+"""The composable layer's speed benchmarks run end to end with tiny arguments."""
 
 from __future__ import annotations
 
@@ -40,3 +40,16 @@ def test_bayes_layer_speed_one_case_tiny():
     assert r_hat == sorted(r_hat, reverse=True)
     assert 0 <= row["items_r_hat_over_1_05"] <= 12
     assert len(row["worst_z_estimate"].split()) == len(row["worst_z_true"].split()) == 5
+
+
+def test_gradient_cost_tiny():
+    cmd = [
+        sys.executable, str(ROOT / "benchmarks" / "gradient_cost.py"), "--cases", "zipf",
+        "--d", "12", "--repeat", "2", "--seconds", "0.05", "--out", "",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["case"] == "zipf" and row["d"] == 12 and row["rounds"] == 2
+    assert 0 < row["ms_per_evaluation"] <= row["ms_median"]
+    assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0

@@ -1,0 +1,93 @@
+"""Cost of one log-density-and-gradient evaluation of bayes-dirichlet's model.
+
+NUTS spends nearly all its time here: a fit is (leapfrog steps) x (this cost), so
+``benchmarks/bayes_layer_speed.py``'s step counts and this figure explain its seconds.
+The model is compiled with PyTensor's NUMBA backend (what nutpie runs) and timed at its
+initial point, best of ``--repeat`` rounds.
+
+    python benchmarks/gradient_cost.py                        # Zipf d = 1024 and wordfreq
+    python benchmarks/gradient_cost.py --cases zipf --d 4096 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+
+def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
+    """Time one case; return a row."""
+    import numpy as np
+
+    import bayesldp
+    from bayesldp import datasets
+    from bayesldp.models import dirichlet
+
+    if case == "zipf":
+        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=0)
+    elif case == "wordfreq":
+        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
+    else:
+        raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
+    m = bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(0))
+    model = dirichlet.build_dirichlet_model(m)
+    begin = time.perf_counter()
+    fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
+    point = model.initial_point()
+    fn(point)
+    compile_seconds = time.perf_counter() - begin
+    # calls per round: about `seconds` of work
+    begin = time.perf_counter()
+    fn(point)
+    calls = max(5, int(seconds / max(time.perf_counter() - begin, 1e-6)))
+    rounds = []
+    for _ in range(repeat):
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn(point)
+        rounds.append((time.perf_counter() - begin) / calls)
+    return {
+        "case": case,
+        "d": data.d,
+        "ms_per_evaluation": 1e3 * min(rounds),
+        "ms_median": 1e3 * sorted(rounds)[len(rounds) // 2],
+        "calls_per_round": calls,
+        "rounds": repeat,
+        "compile_seconds": compile_seconds,
+        "load": os.getloadavg()[0],
+    }
+
+
+def main(args: argparse.Namespace) -> list[dict]:
+    """Measure every case; write ``OUT/NAME.csv``."""
+    import pandas as pd
+
+    from bayesldp.io import write_csv
+
+    rows = []
+    for case in args.cases:
+        row = measure(case, args.d, args.repeat, args.seconds)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    if args.out:
+        write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(rows))
+    return rows
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command-line parser."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=["zipf", "wordfreq"])
+    parser.add_argument("--d", type=int, help="domain size (default: the case's)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
+    parser.add_argument("--out", default="benchmarks/results/bayes_layer", help="'' to skip")
+    parser.add_argument("--name", default="gradient_cost")
+    return parser
+
+
+if __name__ == "__main__":
+    main(build_parser().parse_args())
