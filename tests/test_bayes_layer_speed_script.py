@@ -14,14 +14,19 @@ pytest.importorskip("pymc")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_bayes_layer_speed_one_case_tiny():
-    cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--run", "zipf",
-        "--d", "12", "--draws", "30", "--tune", "30", "--seed", "2",
-    ]  # fmt: skip
+def run_script(name: str, *args: str) -> dict:
+    """Run ``benchmarks/<name>`` in a subprocess; return the JSON row it prints last."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / name), *args]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
-    row = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_bayes_layer_speed_one_case_tiny():
+    row = run_script(
+        "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
+        "--seed", "2",
+    )  # fmt: skip
     assert row["d"] == 12 and row["draws"] == 30 and row["method"] == "bayes-dirichlet"
     # both chains' draws: at least one leapfrog step per draw, at most 2^10 - 1
     assert 2 * 30 <= row["leapfrog_draws"] <= 2 * 30 * 1023
@@ -43,13 +48,10 @@ def test_bayes_layer_speed_one_case_tiny():
 
 
 def test_gradient_cost_tiny():
-    cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "gradient_cost.py"), "--cases", "zipf",
-        "--d", "12", "--repeat", "2", "--seconds", "0.05", "--out", "",
-    ]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    row = json.loads(result.stdout.strip().splitlines()[-1])
+    row = run_script(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "2", "--seconds",
+        "0.05", "--out", "",
+    )  # fmt: skip
     assert row["case"] == "zipf" and row["d"] == 12 and row["rounds"] == 2
     assert 0 < row["ms_per_evaluation"] <= row["ms_median"]
     assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0
