@@ -48,6 +48,24 @@ def mean_stat(idata, name: str) -> float | None:
     return float(idata["sample_stats"][name].values.mean())
 
 
+def case_measurement(case: str, seed: int = 0, d: int | None = None):
+    """Return a case's dataset and its OUE (eps = 1) measurement, simulated from ``seed``."""
+    import numpy as np
+
+    import bayesldp
+    from bayesldp import datasets
+
+    if case in ("zipf", "hier"):
+        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=seed)
+    elif case == "wordfreq":
+        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
+    elif case == "uscities":
+        data = datasets.us_cities()
+    else:
+        raise ValueError(f"unknown case {case!r}; choose one of {', '.join(CASES)}")
+    return data, bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(seed))
+
+
 def run_case(
     case: str,
     sampler: str = "auto",
@@ -60,23 +78,13 @@ def run_case(
     """Run one case in this process; return its timings and accuracy."""
     import warnings
 
-    import numpy as np
-
     import bayesldp
     import bayesldp.models
-    from bayesldp import datasets, metrics
+    from bayesldp import metrics
     from bayesldp.models import dirichlet, fit, hierarchical
 
     imported = time.perf_counter()
-    if case in ("zipf", "hier"):
-        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=seed)
-    elif case == "wordfreq":
-        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
-    elif case == "uscities":
-        data = datasets.us_cities()
-    else:
-        raise ValueError(f"unknown case {case!r}; choose one of {', '.join(CASES)}")
-    m = bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(seed))
+    data, m = case_measurement(case, seed, d)
     groups = data.groups["state"] if case == "uscities" else None
     if case in ("zipf", "wordfreq"):
         model = dirichlet.build_dirichlet_model(m)

@@ -18,21 +18,22 @@ import time
 from pathlib import Path
 
 
+def _speed_script():
+    """Return ``benchmarks/bayes_layer_speed.py``, whose cases (seed 0) are timed here."""
+    if __package__:  # imported as benchmarks.gradient_cost
+        from benchmarks import bayes_layer_speed
+    else:  # run as python benchmarks/gradient_cost.py: this folder is on sys.path
+        import bayes_layer_speed
+    return bayes_layer_speed
+
+
 def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
     """Time one case; return a row."""
-    import numpy as np
-
-    import bayesldp
-    from bayesldp import datasets
     from bayesldp.models import dirichlet
 
-    if case == "zipf":
-        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=0)
-    elif case == "wordfreq":
-        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
-    else:
+    if case not in ("zipf", "wordfreq"):
         raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
-    m = bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(0))
+    data, m = _speed_script().case_measurement(case, 0, d)
     model = dirichlet.build_dirichlet_model(m)
     begin = time.perf_counter()
     fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
