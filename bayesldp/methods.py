@@ -523,17 +523,18 @@ def likelihood_kind(m: Measurement, likelihood: str, name: str = "likelihood") -
     check_choice(likelihood, ("auto", "multinomial", "binomial"), name)
     if likelihood == "auto":
         return oracle_class(m.oracle, FrequencyOracle).likelihood_kind
-    if likelihood == "multinomial" and abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
-        raise ValueError(
-            f"{name}='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
-            f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
-        )
-    total = int(m.support_counts.sum())
-    if likelihood == "multinomial" and total != m.n:
-        raise ValueError(
-            f"{name}='multinomial' needs support counts that sum to n (one item per "
-            f"report); here they sum to {total}, n={m.n}"
-        )
+    if likelihood == "multinomial":
+        if abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
+            raise ValueError(
+                f"{name}='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
+                f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
+            )
+        total = int(m.support_counts.sum())
+        if total != m.n:
+            raise ValueError(
+                f"{name}='multinomial' needs support counts that sum to n (one item per "
+                f"report); here they sum to {total}, n={m.n}"
+            )
     return likelihood
 
 
