@@ -7,7 +7,7 @@ input is never clipped or coerced silently.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -256,3 +256,25 @@ def check_choice(value: str, choices: Sequence[str], name: str) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(str, choices))}")
     return value
+
+
+def check_keywords(value, name: str, reserved: Sequence[str] = ()) -> dict:
+    """Return ``value`` as a dict of keyword arguments (None gives an empty dict).
+
+    ``value`` must be a mapping whose keys are strings that are valid Python
+    identifiers, none of them in ``reserved`` (the arguments the caller sets itself).
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a dict of keyword arguments or None, got {value!r:.80}")
+    out = dict(value)
+    for key in out:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ValueError(f"{name} keys must be argument names, got {key!r}")
+    taken = sorted(set(out) & set(reserved))
+    if taken:
+        raise ValueError(
+            f"{name} cannot set {', '.join(taken)}: pass them as arguments of their own"
+        )
+    return out

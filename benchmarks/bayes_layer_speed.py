@@ -15,8 +15,14 @@ Full-domain MSE is reported beside norm-sub and power-ns on the same measurement
     python benchmarks/bayes_layer_speed.py --cases zipf --seeds 0 1 2 --samplers nutpie pymc
     python benchmarks/bayes_layer_speed.py --cases zipf --samplers pymc --threads 1 0
     python benchmarks/bayes_layer_speed.py --run zipf --sampler nutpie   # one case, JSON
+    python benchmarks/bayes_layer_speed.py --cases wordfreq --sampler-kwargs '{"maxdepth": 5}'
+    python benchmarks/bayes_layer_speed.py --cases zipf --d 16384 --concentration 0.00111
 
 ``--threads 0`` leaves the BLAS/OpenMP libraries' default thread counts (no limit).
+``--sampler-kwargs`` passes a JSON dict to :func:`bayesldp.models.fit`'s
+``sampler_kwargs`` (e.g. nutpie's tree-depth cap); ``--concentration`` fixes the
+Dirichlet's concentration ``a`` at a value (zipf and wordfreq only), to see how much
+of the sampler's work the hyperparameter causes.
 """
 
 from __future__ import annotations
@@ -74,19 +80,32 @@ def run_case(
     draws: int = 1000,
     tune: int = 1000,
     d: int | None = None,
+    sampler_kwargs: dict | None = None,
+    concentration: float | None = None,
 ) -> dict:
     """Run one case in this process; return its timings and accuracy."""
     import warnings
 
+    import numpy as np
+
     import bayesldp
     import bayesldp.models
     from bayesldp import metrics
-    from bayesldp.models import dirichlet, fit, hierarchical
+    from bayesldp.models import dirichlet, fit, hierarchical, ldp_likelihood
 
     imported = time.perf_counter()
     data, m = case_measurement(case, seed, d)
     groups = data.groups["state"] if case == "uscities" else None
-    if case in ("zipf", "wordfreq"):
+    if concentration is not None and case not in ("zipf", "wordfreq"):
+        raise ValueError("--concentration applies to the zipf and wordfreq cases only")
+    if concentration is not None:
+        import pymc as pm
+
+        with pm.Model(coords={"item": np.arange(m.domain_size)}) as model:
+            f = dirichlet.dirichlet_simplex("f", float(concentration), m, dims="item")
+            ldp_likelihood("counts", f, m)
+        method = "bayes-dirichlet, a fixed"
+    elif case in ("zipf", "wordfreq"):
         model = dirichlet.build_dirichlet_model(m)
         method = "bayes-dirichlet"
     else:
@@ -98,6 +117,7 @@ def run_case(
         est = fit(
             model, m, draws=draws, tune=tune, chains=2, sampler=sampler,
             random_seed=seed, method=method, threads=threads or None,
+            sampler_kwargs=sampler_kwargs,
         )  # fmt: skip
     done = time.perf_counter()
     row = {
@@ -110,6 +130,8 @@ def run_case(
         "n": data.n,
         "draws": draws,
         "tune": tune,
+        "sampler_kwargs": json.dumps(sampler_kwargs or {}),
+        "fixed_concentration": concentration,
         "seconds_total": done - START,
         "seconds_import": imported - START,
         "seconds_fit": done - ready,
@@ -132,9 +154,8 @@ def run_case(
         "mse_power_ns": metrics.mse(data.frequencies, bayesldp.postprocess(m, "power-ns")),
         "sum": est.total,
     }
-    row["concentration"] = (
-        float(est.inference_data.posterior["a"].mean()) if case != "uscities" else None
-    )
+    posterior = est.inference_data.posterior
+    row["concentration"] = float(posterior["a"].mean()) if "a" in posterior else concentration
     row.update(worst_items(est, m, data.frequencies))
     return row
 
@@ -182,6 +203,10 @@ def main(args: argparse.Namespace):
                     ]  # fmt: skip
                     if args.d is not None:
                         cmd += ["--d", str(args.d)]
+                    if args.sampler_kwargs is not None:
+                        cmd += ["--sampler-kwargs", json.dumps(args.sampler_kwargs)]
+                    if args.concentration is not None:
+                        cmd += ["--concentration", str(args.concentration)]
                     load = os.getloadavg()[0]
                     result = subprocess.run(cmd, capture_output=True, text=True)
                     if result.returncode != 0:
@@ -211,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sampler", default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--d", type=int, help="domain size (zipf, hier, wordfreq)")
+    parser.add_argument(
+        "--sampler-kwargs", type=json.loads, help="JSON dict for fit's sampler_kwargs"
+    )
+    parser.add_argument(
+        "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
+    )
     parser.add_argument("--out", default="benchmarks/results/bayes_layer")
     parser.add_argument("--name", default="bayes_layer_speed")
     return parser
@@ -221,8 +252,9 @@ if __name__ == "__main__":
     if parsed.run is not None:
         threads = parsed.threads[0]
         row = run_case(
-            parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune, parsed.d
-        )
+            parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune,
+            parsed.d, parsed.sampler_kwargs, parsed.concentration,
+        )  # fmt: skip
         print(json.dumps(row, default=float))
     else:
         main(parsed)

@@ -35,7 +35,7 @@ import weakref
 
 import numpy as np
 
-from bayesldp._validation import check_choice, check_int, check_rng
+from bayesldp._validation import check_choice, check_int, check_keywords, check_rng
 from bayesldp.estimate import Estimate, StoredDraws
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.likelihood import likelihood_specs, move_followers, set_measurement
@@ -44,6 +44,7 @@ from bayesldp.models.sampling import convergence_info
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "RESERVED_SAMPLER_KWARGS",
     "SAMPLERS",
     "available_samplers",
     "fit",
@@ -139,7 +140,7 @@ def single_threaded(threads: int | None = 1):
                 os.environ[key] = value
 
 
-def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings):
+def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings, options):
     import pymc as pm
 
     return pm.sample(
@@ -151,10 +152,11 @@ def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings):
         progressbar=progressbar,
         compute_convergence_checks=False,
         model=model,
+        **options,
     )
 
 
-def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings):
+def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings, options):
     import nutpie
 
     compiled = _NUTPIE_CACHE.get(model)
@@ -176,12 +178,18 @@ def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings
         cores=cores,
         seed=seed,
         progress_bar=progressbar,
+        **options,
     )
 
 
-def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timings):
+def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timings, options):
     import pymc as pm
 
+    options = dict(options)
+    numpyro_options = {
+        "chain_method": "sequential" if cores == 1 else "parallel",
+        **options.pop("nuts_sampler_kwargs", {}),
+    }
     return pm.sample(
         draws=draws,
         tune=tune,
@@ -189,13 +197,31 @@ def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timing
         random_seed=seed,
         progressbar=progressbar,
         nuts_sampler="numpyro",
-        nuts_sampler_kwargs={"chain_method": "sequential" if cores == 1 else "parallel"},
+        nuts_sampler_kwargs=numpyro_options,
         compute_convergence_checks=False,
         model=model,
+        **options,
     )
 
 
 _RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}
+
+#: Arguments of each sampler's own function that :func:`fit` sets itself, so
+#: ``sampler_kwargs`` cannot.
+RESERVED_SAMPLER_KWARGS = {
+    "nutpie": (
+        "compiled_model", "draws", "tune", "chains", "cores", "seed", "progress_bar",
+        "return_raw_trace", "blocking",
+    ),
+    "pymc": (
+        "draws", "tune", "chains", "cores", "random_seed", "progressbar", "model",
+        "compute_convergence_checks", "nuts_sampler", "return_inferencedata",
+    ),
+    "numpyro": (
+        "draws", "tune", "chains", "cores", "random_seed", "progressbar", "model",
+        "compute_convergence_checks", "nuts_sampler", "return_inferencedata",
+    ),
+}  # fmt: skip
 
 
 def _diagnosed_names(model, var_name: str) -> list[str]:
@@ -221,6 +247,7 @@ def fit(
     method: str = "bayes-model",
     threads: int | None = 1,
     progressbar: bool = False,
+    sampler_kwargs: dict | None = None,
 ) -> Estimate:
     """Sample a PyMC model holding an ``ldp_likelihood`` and return an Estimate.
 
@@ -252,6 +279,13 @@ def fit(
         libraries' defaults.
     progressbar : bool, default False
         Show the sampler's progress bar.
+    sampler_kwargs : dict, optional
+        More keyword arguments for the sampler's own function, passed through unchecked
+        (its errors are its own): ``nutpie.sample`` (e.g. ``{"maxdepth": 8}``) or
+        ``pymc.sample`` for ``"pymc"`` and ``"numpyro"`` (e.g.
+        ``{"target_accept": 0.9}``; ``"nuts_sampler_kwargs"`` reach NumPyro). The
+        arguments ``fit`` sets itself (:data:`RESERVED_SAMPLER_KWARGS`) are refused.
+        Recorded in ``info["sampler_kwargs"]``.
 
     Returns
     -------
@@ -290,6 +324,7 @@ def fit(
         threads = check_int(threads, "threads", minimum=1)
     seed = int(check_rng(random_seed, "random_seed").integers(2**31 - 1))
     chosen = resolve_sampler(sampler)
+    options = check_keywords(sampler_kwargs, "sampler_kwargs", RESERVED_SAMPLER_KWARGS[chosen])
     d = measurement.domain_size
     if len(specs) == 1:
         set_measurement(model, next(iter(specs)), measurement)
@@ -300,7 +335,9 @@ def fit(
     start = time.perf_counter()
     timings: dict[str, float] = {}
     with single_threaded(threads):
-        idata = _RUNNERS[chosen](model, draws, tune, chains, cores, seed, progressbar, timings)
+        idata = _RUNNERS[chosen](
+            model, draws, tune, chains, cores, seed, progressbar, timings, options
+        )
     sampled = time.perf_counter()
     values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
     if values.ndim != 3 or values.shape[-1] != d:
@@ -321,6 +358,7 @@ def fit(
             "cores": cores,
             "threads": threads,
             "random_seed": seed,
+            "sampler_kwargs": options,
             "seconds_sampling": sampled - start,
             "seconds_compile": timings.get("seconds_compile"),
             "model": model,

@@ -394,6 +394,31 @@ def test_custom_model_fit_with_pymc_sampler():
     np.testing.assert_array_equal(est.frequencies, again.frequencies)
 
 
+def test_sampler_kwargs_reach_the_sampler(oue_fit):
+    # a tree-depth cap of 2 allows at most 3 leapfrog steps per draw; the default
+    # lets the tiny model's trees grow past that, so the cap is visibly applied
+    m, est = oue_fit
+    model = est.info["model"]
+    name, steps = ("maxdepth", "n_steps") if SAMPLER == "nutpie" else ("max_treedepth", None)
+    capped = quiet(
+        models.fit, model, m, draws=100, tune=100, sampler=SAMPLER, random_seed=3,
+        sampler_kwargs={name: 2},
+    )  # fmt: skip
+    assert capped.info["sampler_kwargs"] == {name: 2}
+    if steps is not None:
+        assert capped.inference_data.sample_stats[steps].values.max() <= 3
+        assert est.inference_data.sample_stats[steps].values.max() > 3
+    step = {}
+    for accept in (0.8, 0.99):
+        pymc_fit = quiet(
+            models.fit, model, m, draws=50, tune=100, sampler="pymc", random_seed=3, cores=1,
+            sampler_kwargs={"target_accept": accept},
+        )  # fmt: skip
+        assert pymc_fit.info["sampler_kwargs"] == {"target_accept": accept}
+        step[accept] = pymc_fit.inference_data.sample_stats["step_size"].values.mean()
+    assert step[0.99] < 0.7 * step[0.8]
+
+
 def test_posterior_predictive_check(oue_fit):
     m, est = oue_fit
     ppc = models.posterior_predictive_check(est, draws=400, rng=0)
@@ -499,6 +524,14 @@ def test_bad_input_names_the_argument(oue_fit):
         models.fit(est.info["model"], m, random_seed="x")
     with pytest.raises(ValueError, match="measurement"):
         models.fit(est.info["model"], m.estimates)
+    for bad, match in [
+        ([("maxdepth", 3)], "sampler_kwargs must be a dict"),
+        ({3: 1}, "sampler_kwargs keys"),
+        ({"draws": 10}, "sampler_kwargs cannot set draws"),
+        ({"random_seed": 1, "chains": 4}, "cannot set chains, random_seed"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            models.fit(est.info["model"], m, sampler="pymc", sampler_kwargs=bad)
 
 
 def test_single_threaded_restores_environment(monkeypatch):

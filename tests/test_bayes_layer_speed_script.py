@@ -55,3 +55,20 @@ def test_gradient_cost_tiny():
     assert row["case"] == "zipf" and row["d"] == 12 and row["rounds"] == 2
     assert 0 < row["ms_per_evaluation"] <= row["ms_median"]
     assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0
+
+
+def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp_path):
+    # through main(), so the options must reach the per-case process
+    cmd = [
+        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--cases", "zipf",
+        "--d", "12", "--draws", "20", "--tune", "20", "--sampler-kwargs", '{"maxdepth": 2}',
+        "--concentration", "0.5", "--out", str(tmp_path), "--name", "tiny",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["method"] == "bayes-dirichlet, a fixed" and row["concentration"] == 0.5
+    assert json.loads(row["sampler_kwargs"]) == {"maxdepth": 2}
+    if row["sampler"] == "nutpie":  # a depth cap of 2: at most 3 steps per draw
+        assert row["tree_depth"] <= 2 and row["leapfrog_draws"] <= 2 * 20 * 3
+    assert (tmp_path / "tiny.csv").exists()

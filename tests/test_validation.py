@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bayesldp
 from bayesldp import Measurement
+from bayesldp._validation import check_keywords
 from tests.helpers import toy_measurement
 
 
@@ -145,3 +148,36 @@ def test_query_arguments_checked():
         est.interval([3])
     with pytest.raises(ValueError, match="posterior"):
         est.interval([0], method="posterior")  # norm-sub carries no posterior draws
+
+
+RESERVED = ("draws", "seed")
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    value=st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.one_of(st.text(max_size=6), st.sampled_from(RESERVED), st.integers()),
+            st.one_of(st.integers(), st.floats(), st.none()),
+            max_size=4,
+        ),
+        st.lists(st.tuples(st.text(max_size=3), st.integers()), max_size=2),
+        st.integers(),
+        st.text(max_size=4),
+    )
+)
+def test_check_keywords_returns_a_clean_dict_or_names_the_argument(value):
+    # the sampler_kwargs policy: a mapping of argument names, none of them reserved
+    try:
+        out = check_keywords(value, "sampler_kwargs", RESERVED)
+    except ValueError as err:
+        assert "sampler_kwargs" in str(err)
+        assert value is not None
+        bad_keys = isinstance(value, dict) and any(
+            not isinstance(k, str) or not k.isidentifier() or k in RESERVED for k in value
+        )
+        assert bad_keys or not isinstance(value, dict)
+        return
+    assert out == (value or {}) and isinstance(out, dict) and out is not value
+    assert all(k.isidentifier() and k not in RESERVED for k in out)
