@@ -72,3 +72,115 @@ def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp
     if row["sampler"] == "nutpie":  # a depth cap of 2: at most 3 steps per draw
         assert row["tree_depth"] <= 2 and row["leapfrog_draws"] <= 2 * 20 * 3
     assert (tmp_path / "tiny.csv").exists()
+
+
+def test_leapfrog_gaussian_tiny():
+    row = run_script(
+        "leapfrog_gaussian.py", "--dims", "50", "--steps", "0.3", "--reps", "20", "--out", ""
+    )
+    assert row["d"] == 50 and row["leapfrog_steps"] == 11  # ceil(pi / 0.3)
+    assert 0 < row["acceptance_q10"] <= row["mean_acceptance"] <= 1
+
+
+def test_leapfrog_gaussian_energy_error_against_the_exact_oscillator():
+    # one dimension, one step: leapfrog on q'q/2 is a linear map whose energy error has
+    # a closed form, so the script's integrator is checked against it
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "leapfrog_gaussian", ROOT / "benchmarks" / "leapfrog_gaussian.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import numpy as np
+
+    h = 2.0  # ceil(pi / 2) = 2 steps
+    rng = np.random.default_rng(4)
+    row = module.acceptance(1, h, 1, np.random.default_rng(4))
+    q, p = rng.standard_normal((1, 1))[0, 0], rng.standard_normal((1, 1))[0, 0]
+    step = np.array([[1 - h**2 / 2, h], [-h * (1 - h**2 / 4), 1 - h**2 / 2]])  # (q, p) map
+    q2, p2 = np.linalg.matrix_power(step, 2) @ np.array([q, p])
+    expected = 0.5 * (q2**2 + p2**2) - 0.5 * (q**2 + p**2)
+    assert row["mean_energy_error"] == pytest.approx(expected, rel=1e-12)
+
+
+def load_benchmark(name: str):
+    """Import ``benchmarks/<name>.py`` as a module."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_step_limit_tiny():
+    row = run_script(
+        "step_limit.py", "--cases", "zipf", "--d", "12", "--reps", "4", "--steps", "0.2",
+        "--out", "",
+    )  # fmt: skip
+    assert row["d"] == 12 and row["leapfrog_steps"] == 16 and 0 < row["a"]
+    assert 0 <= row["predicted_acceptance"] <= 1
+    assert sum(v for k, v in row.items() if k.startswith("items ")) == 11  # all but the reference
+
+
+def test_step_limit_per_item_density_matches_the_model_and_its_gradient():
+    # with the normaliser lse at its value, the per-item terms plus the reference item's
+    # add up to dirichlet_simplex's log-density (up to a constant): checked at random
+    # points; the derivative is checked against finite differences
+    import numpy as np
+    import pymc as pm
+
+    import bayesldp
+    from bayesldp.models import dirichlet, ldp_likelihood
+
+    step_limit = load_benchmark("step_limit")
+    counts = np.array([400, 250, 200, 100, 40, 10])
+    m = bayesldp.OUE(1.0, 6).simulate(counts, np.random.default_rng(1))
+    a = 0.3
+    hints = dirichlet.parametrization_hints(m)
+    with pm.Model() as model:
+        f = dirichlet.dirichlet_simplex("f", a, m)
+        ldp_likelihood("counts", f, m)
+    logp = model.compile_logp()
+    ref = hints["reference"] > 0
+    col = {k: hints[k][~ref, None] for k in ("sharpness", "width", "kink", "centre")}
+    c, n, p, q = m.support_counts.astype(float), float(m.n), m.p, m.q
+    rng = np.random.default_rng(0)
+    diffs = []
+    for _ in range(4):
+        t = np.where(ref, 0.0, rng.normal(0.0, 1.5, 6))
+        u = t + hints["start"]
+        z = hints["sharpness"] * (u - hints["kink"])
+        y = hints["centre"] + hints["width"] * u - np.logaddexp(0, -z) / (hints["sharpness"] * a)
+        y = np.where(ref, 0.0, y)
+        lse = np.logaddexp.reduce(y)
+        terms, _ = step_limit.item_terms(u[~ref, None], col, a, lse, c[~ref, None], n, p, q)
+        pi_ref = q + (p - q) * np.exp(-lse)
+        ref_term = -a * lse + c[ref][0] * np.log(pi_ref) + (n - c[ref][0]) * np.log1p(-pi_ref)
+        diffs.append(logp({"f_t": t}) - (terms.sum() + ref_term))
+    assert np.ptp(diffs) < 1e-7, diffs
+    args = (a, 2.0, c[~ref, None], n, p, q)
+    points = np.linspace(-4.0, 3.0, 5)[None, :].repeat(5, axis=0)
+    _, grad = step_limit.item_terms(points, col, *args)
+    up, _ = step_limit.item_terms(points + 1e-6, col, *args)
+    down, _ = step_limit.item_terms(points - 1e-6, col, *args)
+    np.testing.assert_allclose(grad, (up - down) / 2e-6, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kink", ["logistic", "normal"])
+def test_step_limit_kink_shapes_and_their_derivatives(kink):
+    # g' is the Jacobian's kink term and g'' its derivative: finite differences of g
+    import numpy as np
+
+    step_limit = load_benchmark("step_limit")
+    z = np.linspace(-30.0, 8.0, 77)
+    g, slope, bend = step_limit.kink_terms(z, kink)
+    up, down = step_limit.kink_terms(z + 1e-5, kink), step_limit.kink_terms(z - 1e-5, kink)
+    np.testing.assert_allclose(slope, (up[0] - down[0]) / 2e-5, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(bend, (up[1] - down[1]) / 2e-5, rtol=1e-5, atol=1e-7)
+    # both rise to 0 above the kink; below it the log-sigmoid is linear, log Phi quadratic
+    assert abs(g[-1]) < 1e-3 and np.all(np.diff(g) > 0)
+    expected_tail = z[0] if kink == "logistic" else -0.5 * z[0] ** 2
+    assert g[0] == pytest.approx(expected_tail, rel=0.15)
