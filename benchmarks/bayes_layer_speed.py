@@ -17,12 +17,14 @@ Full-domain MSE is reported beside norm-sub and power-ns on the same measurement
     python benchmarks/bayes_layer_speed.py --run zipf --sampler nutpie   # one case, JSON
     python benchmarks/bayes_layer_speed.py --cases wordfreq --sampler-kwargs '{"maxdepth": 5}'
     python benchmarks/bayes_layer_speed.py --cases zipf --d 16384 --concentration 0.00111
+    python benchmarks/bayes_layer_speed.py --cases wordfreq --kink normal
 
 ``--threads 0`` leaves the BLAS/OpenMP libraries' default thread counts (no limit).
 ``--sampler-kwargs`` passes a JSON dict to :func:`bayesldp.models.fit`'s
 ``sampler_kwargs`` (e.g. nutpie's tree-depth cap); ``--concentration`` fixes the
 Dirichlet's concentration ``a`` at a value (zipf and wordfreq only), to see how much
-of the sampler's work the hyperparameter causes.
+of the sampler's work the hyperparameter causes; ``--kink normal`` fits the what-if
+coordinates of ``benchmarks/kink_normal.py`` instead of the library's (zipf, wordfreq).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ def run_case(
     d: int | None = None,
     sampler_kwargs: dict | None = None,
     concentration: float | None = None,
+    kink: str = "logistic",
 ) -> dict:
     """Run one case in this process; return its timings and accuracy."""
     import warnings
@@ -96,9 +99,17 @@ def run_case(
     imported = time.perf_counter()
     data, m = case_measurement(case, seed, d)
     groups = data.groups["state"] if case == "uscities" else None
-    if concentration is not None and case not in ("zipf", "wordfreq"):
-        raise ValueError("--concentration applies to the zipf and wordfreq cases only")
-    if concentration is not None:
+    if (concentration is not None or kink != "logistic") and case not in ("zipf", "wordfreq"):
+        raise ValueError("--concentration and --kink apply to the zipf and wordfreq cases only")
+    if kink == "normal":
+        if __package__:
+            from benchmarks import kink_normal
+        else:
+            import kink_normal
+
+        model = kink_normal.build_model(m)
+        method = "bayes-dirichlet, normal kink"
+    elif concentration is not None:
         import pymc as pm
 
         with pm.Model(coords={"item": np.arange(m.domain_size)}) as model:
@@ -132,6 +143,7 @@ def run_case(
         "tune": tune,
         "sampler_kwargs": json.dumps(sampler_kwargs or {}),
         "fixed_concentration": concentration,
+        "kink": kink,
         "seconds_total": done - START,
         "seconds_import": imported - START,
         "seconds_fit": done - ready,
@@ -207,6 +219,7 @@ def main(args: argparse.Namespace):
                         cmd += ["--sampler-kwargs", json.dumps(args.sampler_kwargs)]
                     if args.concentration is not None:
                         cmd += ["--concentration", str(args.concentration)]
+                    cmd += ["--kink", args.kink]
                     load = os.getloadavg()[0]
                     result = subprocess.run(cmd, capture_output=True, text=True)
                     if result.returncode != 0:
@@ -242,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
     )
+    parser.add_argument("--kink", choices=["logistic", "normal"], default="logistic")
     parser.add_argument("--out", default="benchmarks/results/bayes_layer")
     parser.add_argument("--name", default="bayes_layer_speed")
     return parser
@@ -253,7 +267,7 @@ if __name__ == "__main__":
         threads = parsed.threads[0]
         row = run_case(
             parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune,
-            parsed.d, parsed.sampler_kwargs, parsed.concentration,
+            parsed.d, parsed.sampler_kwargs, parsed.concentration, parsed.kink,
         )  # fmt: skip
         print(json.dumps(row, default=float))
     else:

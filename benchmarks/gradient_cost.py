@@ -12,19 +12,21 @@ initial point, best of ``--repeat`` rounds.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
-from pathlib import Path
 
 
-def _speed_script():
-    """Return ``benchmarks/bayes_layer_speed.py``, whose cases (seed 0) are timed here."""
+def _script(name: str):
+    """Return the sibling script ``benchmarks/<name>.py`` as a module.
+
+    ``bayes_layer_speed``'s cases (seed 0) are timed here; ``results_table`` writes the
+    table.
+    """
+    import importlib
+
     if __package__:  # imported as benchmarks.gradient_cost
-        from benchmarks import bayes_layer_speed
-    else:  # run as python benchmarks/gradient_cost.py: this folder is on sys.path
-        import bayes_layer_speed
-    return bayes_layer_speed
+        return importlib.import_module(f"benchmarks.{name}")
+    return importlib.import_module(name)  # run as a script: this folder is on sys.path
 
 
 def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
@@ -33,7 +35,7 @@ def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
 
     if case not in ("zipf", "wordfreq"):
         raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
-    data, m = _speed_script().case_measurement(case, 0, d)
+    data, m = _script("bayes_layer_speed").case_measurement(case, 0, d)
     model = dirichlet.build_dirichlet_model(m)
     begin = time.perf_counter()
     fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
@@ -64,17 +66,11 @@ def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Measure every case; write ``OUT/NAME.csv``."""
-    import pandas as pd
-
-    from bayesldp.io import write_csv
-
-    rows = []
+    table = _script("results_table")
+    rows: list[dict] = []
     for case in args.cases:
-        row = measure(case, args.d, args.repeat, args.seconds)
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    if args.out:
-        write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(rows))
+        table.report(measure(case, args.d, args.repeat, args.seconds), rows)
+    table.write_rows(rows, args)
     return rows
 
 
@@ -85,8 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--d", type=int, help="domain size (default: the case's)")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
-    parser.add_argument("--out", default="benchmarks/results/bayes_layer", help="'' to skip")
-    parser.add_argument("--name", default="gradient_cost")
+    _script("results_table").add_output_arguments(parser, "gradient_cost")
     return parser
 
 

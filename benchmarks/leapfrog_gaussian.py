@@ -17,11 +17,14 @@ items whose posterior is not Gaussian.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-from pathlib import Path
 
 import numpy as np
+
+try:  # imported as benchmarks.leapfrog_gaussian, or run as a script from its folder
+    from benchmarks.results_table import add_output_arguments, report, write_rows
+except ImportError:
+    from results_table import add_output_arguments, report, write_rows
 
 
 def acceptance(d: int, h: float, reps: int, rng: np.random.Generator) -> dict:
@@ -53,15 +56,8 @@ def main(args: argparse.Namespace) -> list[dict]:
     rows = []
     for d in args.dims:
         for h in args.steps:
-            row = acceptance(d, h, args.reps, rng)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    if args.out:
-        import pandas as pd
-
-        from bayesldp.io import write_csv
-
-        write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(rows))
+            report(acceptance(d, h, args.reps, rng), rows)
+    write_rows(rows, args)
     return rows
 
 
@@ -72,8 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", nargs="+", type=float, default=[0.09, 0.12, 0.15, 0.2, 0.3, 0.4])
     parser.add_argument("--reps", type=int, default=200, help="trajectories per case")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benchmarks/results/bayes_layer", help="'' to skip")
-    parser.add_argument("--name", default="leapfrog_gaussian")
+    add_output_arguments(parser, "leapfrog_gaussian")
     return parser
 
 

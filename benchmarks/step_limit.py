@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import sys
 from pathlib import Path
@@ -44,6 +43,8 @@ import numpy as np
 from scipy.special import log_ndtr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_table import add_output_arguments, report, write_rows
 
 #: Grid of the sampled coordinate, wide enough for the prior's tail (rate 1 below the
 #: kink) and the peak (unit scale above it).
@@ -188,14 +189,8 @@ def main(args: argparse.Namespace) -> list[dict]:
             row["mass"], row["kink"] = args.mass, args.kink
             chosen = args.sharpness
             row["sharpness"] = "rule" if chosen is None else " ".join(map(str, chosen))
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    if args.out:
-        import pandas as pd
-
-        from bayesldp.io import write_csv
-
-        write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(rows))
+            report(row, rows)
+    write_rows(rows, args)
     return rows
 
 
@@ -213,8 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--sharpness", nargs=2, type=float, metavar=("TAIL", "PEAK"), help="instead of the rule"
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="benchmarks/results/bayes_layer", help="'' to skip")
-    parser.add_argument("--name", default="step_limit")
+    add_output_arguments(parser, "step_limit")
     return parser
 
 

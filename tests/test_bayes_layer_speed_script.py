@@ -184,3 +184,79 @@ def test_step_limit_kink_shapes_and_their_derivatives(kink):
     assert abs(g[-1]) < 1e-3 and np.all(np.diff(g) > 0)
     expected_tail = z[0] if kink == "logistic" else -0.5 * z[0] ** 2
     assert g[0] == pytest.approx(expected_tail, rel=0.15)
+
+
+def test_kink_normal_density_is_the_dirichlet():
+    # the what-if map keeps the law of f: scipy's Dirichlet plus the change of variables
+    # (finite-difference Jacobian), up to the constant of the unused reference slot
+    import numpy as np
+    import pymc as pm
+    from scipy import special, stats
+
+    import bayesldp
+
+    kink_normal = load_benchmark("kink_normal")
+    counts = np.array([40_000, 25_000, 20_000, 10_000, 4_000, 1_000, 0, 0])
+    m = bayesldp.OUE(1.0, 8).simulate(counts, np.random.default_rng(2))
+    alpha = 0.05
+    hints = kink_normal.normal_kink_hints(m)
+    assert np.unique(hints["sharpness"].round(6)).size > 1
+    with pm.Model() as model:
+        kink_normal.normal_kink_simplex("f", alpha, m)
+    logp = model.compile_logp()
+    ref = int(np.argmax(hints["reference"]))
+    k = hints["sharpness"]
+
+    def y_of(u):
+        y = (
+            hints["centre"]
+            + hints["width"] * u
+            + special.log_ndtr(k * (u - hints["kink"])) / (k * alpha)
+        )
+        y[ref] = 0.0
+        return y
+
+    rng = np.random.default_rng(0)
+    diffs = []
+    for _ in range(5):
+        t = rng.normal(0.0, 2.0, 8)
+        t[ref] = 0.0
+        u = t + hints["start"]
+        y = y_of(u)
+        f = np.exp(y - np.logaddexp.reduce(y))
+        slope = (y_of(u + 1e-6) - y_of(u - 1e-6)) / 2e-6
+        others = np.arange(8) != ref
+        expected = (
+            stats.dirichlet.logpdf(f, np.full(8, alpha))
+            + np.log(f).sum()
+            + np.log(slope[others]).sum()
+        )
+        diffs.append(logp({"f_t": t}) - expected)
+    assert np.ptp(diffs) < 1e-5, diffs
+
+
+def test_kink_normal_log_cdf_matches_scipy_with_finite_gradients():
+    import numpy as np
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy import special
+
+    kink_normal = load_benchmark("kink_normal")
+    z = pt.dvector("z")
+    value = kink_normal.log_normal_cdf(z)
+    grad = pytensor.grad(value.sum(), z)
+    fn = pytensor.function([z], [value, grad])
+    points = np.linspace(-40.0, 12.0, 105)
+    got, slope = fn(points)
+    np.testing.assert_allclose(got, special.log_ndtr(points), rtol=1e-10, atol=1e-300)
+    mills = np.exp(-0.5 * points**2 - 0.5 * np.log(2 * np.pi) - special.log_ndtr(points))
+    np.testing.assert_allclose(slope, mills, rtol=1e-8, atol=1e-300)
+
+
+def test_bayes_layer_speed_fits_the_normal_kink_tiny(tmp_path):
+    row = run_script(
+        "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
+        "--kink", "normal",
+    )  # fmt: skip
+    assert row["method"] == "bayes-dirichlet, normal kink" and row["kink"] == "normal"
+    assert abs(row["sum"] - 1.0) < 1e-9 and row["mse"] < 0.01
