@@ -35,7 +35,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+if __package__:  # imported as benchmarks.bayes_layer_speed
+    from benchmarks import results_table
+else:  # run as a script: its folder is on sys.path
+    import results_table
 
 START = time.perf_counter()
 
@@ -104,7 +108,7 @@ def run_case(
     if kink == "normal":
         if __package__:
             from benchmarks import kink_normal
-        else:
+        else:  # run as a script: its folder is on sys.path
             import kink_normal
 
         model = kink_normal.build_model(m)
@@ -199,11 +203,7 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
 
 def main(args: argparse.Namespace):
     """Run every requested case in a fresh process and write the table."""
-    import pandas as pd
-
-    from bayesldp.io import write_csv
-
-    rows = []
+    rows: list[dict] = []
     for case in args.cases:
         for sampler in args.samplers:
             for threads in args.threads:
@@ -227,13 +227,11 @@ def main(args: argparse.Namespace):
                         continue
                     row = json.loads(result.stdout.strip().splitlines()[-1])
                     row["load_before"], row["load_after"] = load, os.getloadavg()[0]
-                    rows.append(row)
-                    print(json.dumps(row, default=str), flush=True)
-    frame = pd.DataFrame(rows)
-    frame["cpu_count"] = os.cpu_count()
-    frame["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_csv(Path(args.out) / f"{args.name}.csv", frame)
-    return frame
+                    row["cpu_count"] = os.cpu_count()
+                    row["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+                    results_table.report(row, rows)
+    results_table.write_rows(rows, args)
+    return rows
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,8 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
     )
     parser.add_argument("--kink", choices=["logistic", "normal"], default="logistic")
-    parser.add_argument("--out", default="benchmarks/results/bayes_layer")
-    parser.add_argument("--name", default="bayes_layer_speed")
+    results_table.add_output_arguments(parser, "bayes_layer_speed")
     return parser
 
 

@@ -15,18 +15,11 @@ import argparse
 import os
 import time
 
-
-def _script(name: str):
-    """Return the sibling script ``benchmarks/<name>.py`` as a module.
-
-    ``bayes_layer_speed``'s cases (seed 0) are timed here; ``results_table`` writes the
-    table.
-    """
-    import importlib
-
-    if __package__:  # imported as benchmarks.gradient_cost
-        return importlib.import_module(f"benchmarks.{name}")
-    return importlib.import_module(name)  # run as a script: this folder is on sys.path
+if __package__:  # imported as benchmarks.gradient_cost
+    from benchmarks import bayes_layer_speed, results_table
+else:  # run as a script: its folder is on sys.path
+    import bayes_layer_speed
+    import results_table
 
 
 def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
@@ -35,7 +28,7 @@ def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
 
     if case not in ("zipf", "wordfreq"):
         raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
-    data, m = _script("bayes_layer_speed").case_measurement(case, 0, d)
+    data, m = bayes_layer_speed.case_measurement(case, 0, d)
     model = dirichlet.build_dirichlet_model(m)
     begin = time.perf_counter()
     fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
@@ -66,11 +59,10 @@ def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Measure every case; write ``OUT/NAME.csv``."""
-    table = _script("results_table")
     rows: list[dict] = []
     for case in args.cases:
-        table.report(measure(case, args.d, args.repeat, args.seconds), rows)
-    table.write_rows(rows, args)
+        results_table.report(measure(case, args.d, args.repeat, args.seconds), rows)
+    results_table.write_rows(rows, args)
     return rows
 
 
@@ -81,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--d", type=int, help="domain size (default: the case's)")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
-    _script("results_table").add_output_arguments(parser, "gradient_cost")
+    results_table.add_output_arguments(parser, "gradient_cost")
     return parser
 
 

@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-try:  # imported as benchmarks.leapfrog_gaussian, or run as a script from its folder
+if __package__:  # imported as benchmarks.leapfrog_gaussian
     from benchmarks.results_table import add_output_arguments, report, write_rows
-except ImportError:
+else:  # run as a script: its folder is on sys.path
     from results_table import add_output_arguments, report, write_rows
 
 

@@ -36,15 +36,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.special import log_ndtr
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from results_table import add_output_arguments, report, write_rows
+if __package__:  # imported as benchmarks.step_limit
+    from benchmarks.bayes_layer_speed import case_measurement
+    from benchmarks.results_table import add_output_arguments, report, write_rows
+else:  # run as a script: its folder is on sys.path
+    from bayes_layer_speed import case_measurement
+    from results_table import add_output_arguments, report, write_rows
 
 #: Grid of the sampled coordinate, wide enough for the prior's tail (rate 1 below the
 #: kink) and the peak (unit scale above it).
@@ -99,13 +100,12 @@ def energy_errors(
     keep = np.flatnonzero(hints["reference"] == 0)
     counts = m.support_counts.astype(float)
     out = np.empty((len(steps), reps, keep.size))
-    var_u = np.empty(keep.size)
-    inv_mass = np.empty(keep.size)
     for lo in range(0, keep.size, chunk):
         idx = keep[lo : lo + chunk]
         col = {key: hints[key][idx, None] for key in ("sharpness", "width", "kink", "centre")}
-        args = (a, lse, counts[idx, None], float(m.n), m.p, m.q)
-        logp, grad = item_terms(GRID[None, :], col, *args, kink=kink)
+        logp, grad = item_terms(
+            GRID[None, :], col, a, lse, counts[idx, None], float(m.n), m.p, m.q, kink
+        )
         weights = np.exp(logp - logp.max(axis=1, keepdims=True))
         weights /= weights.sum(axis=1, keepdims=True)
         mean = (weights * GRID).sum(axis=1)
@@ -113,20 +113,20 @@ def energy_errors(
         gmean = (weights * grad).sum(axis=1)
         gvar = (weights * (grad - gmean[:, None]) ** 2).sum(axis=1)
         m_inv = np.sqrt(var / gvar) if mass == "grad" else var
-        var_u[lo : lo + idx.size], inv_mass[lo : lo + idx.size] = var, m_inv
         cdf = np.cumsum(weights, axis=1)
         uniform = rng.random((idx.size, reps))
         start = np.stack([np.interp(uniform[i], cdf[i], GRID) for i in range(idx.size)]).T
         momentum0 = rng.standard_normal((reps, idx.size)) / np.sqrt(m_inv)
         row = {key: value[:, 0] for key, value in col.items()}
-        lp0, g0 = item_terms(start, row, a, lse, counts[idx], float(m.n), m.p, m.q, kink)
+        args = (row, a, lse, counts[idx], float(m.n), m.p, m.q, kink)
+        lp0, g0 = item_terms(start, *args)
         h0 = -lp0 + 0.5 * m_inv * momentum0**2
         for s, h in enumerate(steps):
-            u, mom, g = start.copy(), momentum0 + 0.5 * h * g0, None
+            u, mom = start, momentum0 + 0.5 * h * g0
             count = math.ceil(math.pi / h)
             for i in range(count):
                 u = u + h * m_inv * mom
-                lp, g = item_terms(u, row, a, lse, counts[idx], float(m.n), m.p, m.q, kink)
+                lp, g = item_terms(u, *args)
                 mom = mom + (h if i < count - 1 else 0.5 * h) * g
             error = (-lp + 0.5 * m_inv * mom**2) - h0
             out[s, :, lo : lo + idx.size] = np.where(np.isfinite(error), error, 1e6)
@@ -135,9 +135,6 @@ def energy_errors(
         "item": keep,
         "z_estimate": m.estimates[keep] / sd[keep],
         "starts_in_tail": hints["start"][keep] < 0,
-        "sharpness": hints["sharpness"][keep],
-        "var_u": var_u,
-        "inv_mass": inv_mass,
     }
     return out, table, a
 
@@ -175,8 +172,6 @@ def summarise(case, m, steps, errors, table, a) -> list[dict]:
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Run every case; print a JSON row per (case, step) and write the table."""
-    from bayes_layer_speed import case_measurement
-
     rng = np.random.default_rng(args.seed)
     rows = []
     for case in args.cases:

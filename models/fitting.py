@@ -208,19 +208,17 @@ _RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_n
 
 #: Arguments of each sampler's own function that :func:`fit` sets itself, so
 #: ``sampler_kwargs`` cannot.
+_PM_SAMPLE_SET = (
+    "draws", "tune", "chains", "cores", "random_seed", "progressbar", "model",
+    "compute_convergence_checks", "nuts_sampler", "return_inferencedata",
+)  # fmt: skip
 RESERVED_SAMPLER_KWARGS = {
     "nutpie": (
         "compiled_model", "draws", "tune", "chains", "cores", "seed", "progress_bar",
         "return_raw_trace", "blocking",
     ),
-    "pymc": (
-        "draws", "tune", "chains", "cores", "random_seed", "progressbar", "model",
-        "compute_convergence_checks", "nuts_sampler", "return_inferencedata",
-    ),
-    "numpyro": (
-        "draws", "tune", "chains", "cores", "random_seed", "progressbar", "model",
-        "compute_convergence_checks", "nuts_sampler", "return_inferencedata",
-    ),
+    "pymc": _PM_SAMPLE_SET,  # both call pm.sample
+    "numpyro": _PM_SAMPLE_SET,
 }  # fmt: skip
 
 

@@ -22,6 +22,19 @@ def run_script(name: str, *args: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def load_benchmark(name: str):
+    """Import ``benchmarks/<name>.py`` as a module, as the scripts see their siblings."""
+    import importlib.util
+
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:  # a script's own folder is on its path
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_bayes_layer_speed_one_case_tiny():
     row = run_script(
         "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
@@ -85,14 +98,9 @@ def test_leapfrog_gaussian_tiny():
 def test_leapfrog_gaussian_energy_error_against_the_exact_oscillator():
     # one dimension, one step: leapfrog on q'q/2 is a linear map whose energy error has
     # a closed form, so the script's integrator is checked against it
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "leapfrog_gaussian", ROOT / "benchmarks" / "leapfrog_gaussian.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     import numpy as np
+
+    module = load_benchmark("leapfrog_gaussian")
 
     h = 2.0  # ceil(pi / 2) = 2 steps
     rng = np.random.default_rng(4)
@@ -102,17 +110,6 @@ def test_leapfrog_gaussian_energy_error_against_the_exact_oscillator():
     q2, p2 = np.linalg.matrix_power(step, 2) @ np.array([q, p])
     expected = 0.5 * (q2**2 + p2**2) - 0.5 * (q**2 + p**2)
     assert row["mean_energy_error"] == pytest.approx(expected, rel=1e-12)
-
-
-def load_benchmark(name: str):
-    """Import ``benchmarks/<name>.py`` as a module."""
-    import importlib.util
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_step_limit_tiny():
