@@ -113,6 +113,14 @@ def run_case(
 
         model = kink_normal.build_model(m)
         method = "bayes-dirichlet, normal kink"
+    elif kink == "transport":
+        if __package__:
+            from benchmarks import transport_map
+        else:  # run as a script: its folder is on sys.path
+            import transport_map
+
+        model = transport_map.build_model(m)
+        method = "bayes-dirichlet, transport map"
     elif concentration is not None:
         import pymc as pm
 
@@ -253,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
     )
-    parser.add_argument("--kink", choices=["logistic", "normal"], default="logistic")
+    parser.add_argument("--kink", choices=["logistic", "normal", "transport"], default="logistic")
     results_table.add_output_arguments(parser, "bayes_layer_speed")
     return parser
 

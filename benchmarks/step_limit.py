@@ -41,9 +41,12 @@ import numpy as np
 from scipy.special import log_ndtr
 
 if __package__:  # imported as benchmarks.step_limit
+    from benchmarks import kink_normal, transport_map
     from benchmarks.bayes_layer_speed import case_measurement
     from benchmarks.results_table import add_output_arguments, report, write_rows
 else:  # run as a script: its folder is on sys.path
+    import kink_normal
+    import transport_map
     from bayes_layer_speed import case_measurement
     from results_table import add_output_arguments, report, write_rows
 
@@ -91,7 +94,12 @@ def energy_errors(
     """Per-item energy errors, shape ``(len(steps), reps, d - 1)``, and the item table."""
     from bayesldp.models import dirichlet
 
-    hints = dirichlet.parametrization_hints(m)
+    if kink == "transport":
+        hints = transport_map.transport_hints(m)
+    elif kink == "normal":  # the sharpness rule bayes_layer_speed.py --kink normal fits
+        hints = kink_normal.normal_kink_hints(m)
+    else:
+        hints = dirichlet.parametrization_hints(m)
     if sharpness is not None:  # (tail, peak): the what-if of the module docstring
         hints["sharpness"] = np.where(hints["start"] < 0, sharpness[0], sharpness[1])
     a = concentration or math.exp(dirichlet.concentration_start(m))
@@ -102,10 +110,26 @@ def energy_errors(
     out = np.empty((len(steps), reps, keep.size))
     for lo in range(0, keep.size, chunk):
         idx = keep[lo : lo + chunk]
-        col = {key: hints[key][idx, None] for key in ("sharpness", "width", "kink", "centre")}
-        logp, grad = item_terms(
-            GRID[None, :], col, a, lse, counts[idx, None], float(m.n), m.p, m.q, kink
-        )
+        if kink == "transport":
+            col = idx
+
+            def terms(u, rows, c):  # items first, as transport_map.item_terms takes them
+                lp, g = transport_map.item_terms(u.T, hints, rows, a, lse, c, float(m.n), m.p, m.q)
+                return lp.T, g.T
+
+            logp, grad = transport_map.item_terms(
+                GRID[None, :], hints, idx, a, lse, counts[idx, None], float(m.n), m.p, m.q
+            )
+        else:
+            col = {key: hints[key][idx, None] for key in ("sharpness", "width", "kink", "centre")}
+
+            def terms(u, rows, c, col=col):
+                row = {key: value[:, 0] for key, value in col.items()}
+                return item_terms(u, row, a, lse, c, float(m.n), m.p, m.q, kink)
+
+            logp, grad = item_terms(
+                GRID[None, :], col, a, lse, counts[idx, None], float(m.n), m.p, m.q, kink
+            )
         weights = np.exp(logp - logp.max(axis=1, keepdims=True))
         weights /= weights.sum(axis=1, keepdims=True)
         mean = (weights * GRID).sum(axis=1)
@@ -117,16 +141,15 @@ def energy_errors(
         uniform = rng.random((idx.size, reps))
         start = np.stack([np.interp(uniform[i], cdf[i], GRID) for i in range(idx.size)]).T
         momentum0 = rng.standard_normal((reps, idx.size)) / np.sqrt(m_inv)
-        row = {key: value[:, 0] for key, value in col.items()}
-        args = (row, a, lse, counts[idx], float(m.n), m.p, m.q, kink)
-        lp0, g0 = item_terms(start, *args)
+        args = (idx, counts[idx] if kink != "transport" else counts[idx, None])
+        lp0, g0 = terms(start, *args)
         h0 = -lp0 + 0.5 * m_inv * momentum0**2
         for s, h in enumerate(steps):
             u, mom = start, momentum0 + 0.5 * h * g0
             count = math.ceil(math.pi / h)
             for i in range(count):
                 u = u + h * m_inv * mom
-                lp, g = item_terms(u, *args)
+                lp, g = terms(u, *args)
                 mom = mom + (h if i < count - 1 else 0.5 * h) * g
             error = (-lp + 0.5 * m_inv * mom**2) - h0
             out[s, :, lo : lo + idx.size] = np.where(np.isfinite(error), error, 1e6)
@@ -134,7 +157,7 @@ def energy_errors(
     table = {
         "item": keep,
         "z_estimate": m.estimates[keep] / sd[keep],
-        "starts_in_tail": hints["start"][keep] < 0,
+        "starts_in_tail": dirichlet.parametrization_hints(m)["start"][keep] < 0,
     }
     return out, table, a
 
@@ -198,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reps", type=int, default=64, help="trajectories per item")
     parser.add_argument("--concentration", type=float, help="a (default: the moment start)")
     parser.add_argument("--mass", choices=["grad", "var"], default="grad")
-    parser.add_argument("--kink", choices=["logistic", "normal"], default="logistic")
+    parser.add_argument("--kink", choices=["logistic", "normal", "transport"], default="logistic")
     parser.add_argument(
         "--sharpness", nargs=2, type=float, metavar=("TAIL", "PEAK"), help="instead of the rule"
     )

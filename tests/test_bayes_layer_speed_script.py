@@ -257,3 +257,106 @@ def test_bayes_layer_speed_fits_the_normal_kink_tiny(tmp_path):
     )  # fmt: skip
     assert row["method"] == "bayes-dirichlet, normal kink" and row["kink"] == "normal"
     assert abs(row["sum"] - 1.0) < 1e-9 and row["mse"] < 0.01
+
+
+def test_transport_map_density_is_the_dirichlet_and_step_limit_adds_it_up():
+    # the what-if map keeps the law of f (scipy's Dirichlet and binomials plus the
+    # change of variables, with a finite-difference Jacobian) at a concentration other
+    # than the one it was tabulated at, also outside the knots; step_limit's per-item
+    # terms add up to the same log-density, and their derivative is right
+    import numpy as np
+    import pymc as pm
+    from scipy import stats
+
+    import bayesldp
+    from bayesldp.models import ldp_likelihood
+
+    transport_map = load_benchmark("transport_map")
+    counts = np.array([40_000, 25_000, 20_000, 10_000, 4_000, 1_000, 0, 0])
+    m = bayesldp.OUE(1.0, 8).simulate(counts, np.random.default_rng(2))
+    hints = transport_map.transport_hints(m)
+    alpha = 0.5 * hints["a0"][0]
+    with pm.Model() as model:
+        f_var = transport_map.transport_simplex("f", alpha, m)
+        ldp_likelihood("counts", f_var, m)
+    logp = model.compile_logp()
+    ref = int(np.argmax(hints["reference"]))
+    others = np.arange(8) != ref
+    rows = np.flatnonzero(others)
+    c, n = m.support_counts.astype(float), float(m.n)
+
+    def y_of(t):
+        y = np.zeros(8)
+        y[others] = transport_map.map_values(hints, t[others][:, None], rows, alpha)[0][:, 0]
+        return y
+
+    rng = np.random.default_rng(0)
+    diffs, split = [], []
+    for _ in range(5):
+        t = rng.normal(0.0, 3.0, 8)
+        t[ref] = 0.0
+        y = y_of(t)
+        lse = np.logaddexp.reduce(y)
+        f = np.exp(y - lse)
+        slope = (y_of(t + 1e-6) - y_of(t - 1e-6)) / 2e-6
+        pi = m.q + (m.p - m.q) * f
+        expected = (
+            stats.dirichlet.logpdf(f, np.full(8, alpha))
+            + np.log(f).sum()
+            + np.log(slope[others]).sum()
+            + stats.binom.logpmf(m.support_counts, m.n, pi).sum()
+        )
+        diffs.append(logp({"f_t": t}) - expected)
+        terms, _ = transport_map.item_terms(
+            t[others][:, None], hints, rows, alpha, lse, c[others, None], n, m.p, m.q
+        )
+        ref_term = -alpha * lse + stats.binom.logpmf(m.support_counts[ref], m.n, pi[ref])
+        split.append(logp({"f_t": t}) - (terms.sum() + ref_term))
+    assert np.ptp(diffs) < 1e-5, diffs
+    assert np.ptp(split) < 1e-5, split
+    points = np.linspace(-7.0, 6.0, 27)[None, :] + 0.013  # off the knots, where the
+    # cubic's second derivative jumps
+    args = (hints, rows, alpha, 2.0, c[others, None], n, m.p, m.q)
+    _, grad = transport_map.item_terms(points, *args)
+    up, _ = transport_map.item_terms(points + 1e-6, *args)
+    down, _ = transport_map.item_terms(points - 1e-6, *args)
+    np.testing.assert_allclose(grad, (up - down) / 2e-6, rtol=1e-4, atol=1e-4)
+
+
+def test_transport_map_gaussianises_well_measured_items_and_stays_increasing():
+    # the point of the map: at the concentration it was tabulated at, a well-measured
+    # item's density in t is the standard normal's; for any concentration it increases
+    import numpy as np
+
+    import bayesldp
+
+    transport_map = load_benchmark("transport_map")
+    d = 60
+    counts = np.round(1e6 * np.arange(1, d + 1) ** -1.5 / np.sum(np.arange(1, d + 1) ** -1.5))
+    m = bayesldp.OUE(1.0, d).simulate(counts.astype(int), np.random.default_rng(3))
+    hints = transport_map.transport_hints(m)
+    a0 = hints["a0"][0]
+    ref = int(np.argmax(hints["reference"]))
+    z = m.estimates / np.sqrt(m.variance())
+    rows = np.flatnonzero((z > 8) & (np.arange(d) != ref))
+    assert rows.size >= 5
+    t = np.linspace(-3.0, 3.0, 61)[None, :]
+    lse = -np.log(m.estimates[ref])
+    c = m.support_counts[rows, None].astype(float)
+    logp, _ = transport_map.item_terms(t, hints, rows, a0, lse, c, float(m.n), m.p, m.q)
+    deviation = logp + 0.5 * t**2
+    assert np.ptp(deviation, axis=1).max() < 0.1  # measured 0.02-0.07 (tabulation error)
+    every = np.flatnonzero(np.arange(d) != ref)
+    wide = np.linspace(-12.0, 12.0, 241)[None, :]
+    for alpha in (0.1 * a0, a0, 10 * a0):
+        _, slope, _ = transport_map.map_values(hints, wide, every, alpha)
+        assert np.all(slope > 0)
+
+
+def test_bayes_layer_speed_fits_the_transport_map_tiny(tmp_path):
+    row = run_script(
+        "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
+        "--kink", "transport",
+    )  # fmt: skip
+    assert row["method"] == "bayes-dirichlet, transport map" and row["kink"] == "transport"
+    assert abs(row["sum"] - 1.0) < 1e-9 and row["mse"] < 0.01
