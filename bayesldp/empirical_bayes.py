@@ -825,6 +825,14 @@ def npmle(
     """
     check_choice(solver, SOLVERS, "solver")
     tol = check_float(tol, "tol", minimum=0, strict_minimum=True)
+    if not isinstance(lik, CountLikelihood):
+        raise ValueError(f"lik must be a CountLikelihood, got {type(lik).__name__}")
+    mult = np.asarray(lik.multiplicity, dtype=np.float64)
+    if mult.shape != lik.matrix.shape[:1] or not np.all(np.isfinite(mult)) or mult.min() <= 0:
+        raise ValueError(
+            "lik.multiplicity must be positive and finite, one per row of lik.matrix "
+            "(drop the rows no item has)"
+        )
     default_iter = {"sqp": 500, "em": 100_000, "cvxpy": 10_000}[solver]
     max_iter = default_iter if max_iter is None else check_int(max_iter, "max_iter", minimum=1)
     if start is not None:

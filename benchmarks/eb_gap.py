@@ -62,6 +62,10 @@ VARIANTS = {
     "log-spline-o2": (2, 10.0),
     "log-spline-o2-off1": (2, 1.0),
 }
+#: The NPMLE or a log-spline prior (order, offset) at any penalty, chosen by SURE.
+SURE_VARIANTS = {"sure": (3, 1.0, False), "sure-cv": (3, 1.0, True), "sure-cv-o2": (2, 10.0, True)}
+#: Weight of the floor under a prior scored on held-out items (``sure-cv``).
+HELD_OUT_FLOOR = 1e-6
 KNOT_STEP = 0.25
 LOG10_PENALTIES = (0.0, 6.0)
 
@@ -179,6 +183,83 @@ def log_spline_estimate(m, order: int, offset: float) -> tuple[Estimate, float]:
     return Estimate(frequencies=f / f.sum(), method="eb-npmle", measurement=m), lam
 
 
+def sure_score(lik: eb.CountLikelihood, weights: np.ndarray, x_hat: np.ndarray) -> float:
+    r"""Stein's unbiased risk estimate of the untilted posterior means, less its constant.
+
+    For a count estimate :math:`\hat x_v \sim N(x_v, \sigma_v^2)` and the posterior mean
+    :math:`\delta_v` under a fixed prior, :math:`\partial\delta_v / \partial\hat x_v =
+    \mathrm{Var}(x_v \mid \hat x_v) / \sigma_v^2` (Tweedie), so
+    :math:`\mathrm{SURE} = \sum_v (\delta_v - \hat x_v)^2 + 2\,\mathrm{Var}_v - \sigma_v^2`;
+    the :math:`\sigma_v^2` term is the same for every prior and is left out. Gaussian
+    and prior-fixed approximations: the noise is binomial and the prior is fitted.
+    """
+    post = eb.tilted_posterior(lik, weights, None)
+    return float(lik.multiplicity @ ((post.mean - x_hat) ** 2 + 2.0 * post.var))
+
+
+def candidate_priors(lik: eb.CountLikelihood, order: int, offset: float) -> dict:
+    """Fit the NPMLE (key 0) and the log-spline prior at each penalty 10^0..10^6 (key)."""
+    candidates = {0.0: eb.npmle(lik).weights}
+    prior = LogSplinePrior(lik, order, offset)
+    beta = np.zeros(prior.basis.shape[1])
+    lo, hi = LOG10_PENALTIES
+    for x in np.arange(hi, lo - 1e-9, -1.0):
+        beta, w, _, _ = prior.fit(10.0 ** float(x), beta)
+        candidates[10.0 ** float(x)] = w
+    return candidates
+
+
+def sure_estimate(
+    m, order: int = 3, offset: float = 1.0, cross: bool = False
+) -> tuple[Estimate, float]:
+    """eb-npmle's pipeline with the prior chosen by :func:`sure_score`.
+
+    The candidates are :func:`candidate_priors`; returns (estimate, the chosen penalty,
+    0 for the NPMLE). With ``cross``, each candidate is fitted on one random half of the
+    items and scored on the other (both ways), so the score is not flattered by a prior
+    fitted to the very items it scores; the chosen candidate is then refitted to all.
+    """
+    import dataclasses
+
+    grid = eb.count_grid(m)
+    lik = eb.count_likelihood(m, grid, "binomial", eb.total_corrected_counts(m))
+    x_hat = (lik.support_counts - m.n * m.q) / (m.p - m.q)
+    with eb.single_threaded_blas():
+        candidates = candidate_priors(lik, order, offset)
+        if cross:
+            half = np.random.default_rng(0).permutation(m.domain_size) < m.domain_size // 2
+            rows = lik.support_counts.size
+            parts = [
+                np.bincount(lik.item_row[side], minlength=rows).astype(float)
+                for side in (half, ~half)
+            ]
+            scores = dict.fromkeys(candidates, 0.0)
+            for fit_on, score_on in (parts, parts[::-1]):
+                keep = fit_on > 0  # the rows of this half's items
+                sub = dataclasses.replace(
+                    lik,
+                    matrix=lik.matrix[keep],
+                    log_scale=lik.log_scale[keep],
+                    support_counts=lik.support_counts[keep],
+                    multiplicity=fit_on[keep],
+                )
+                held = dataclasses.replace(lik, multiplicity=score_on)
+                # a prior fitted to one half may give another half's isolated item no
+                # atom within reach: a floor (spread like a flat density in log count)
+                # lets the held-out posterior fall back on the item's own estimate
+                floor = np.exp(LogSplinePrior(lik, order, offset).log_base)
+                floor /= floor.sum()
+                for lam, w in candidate_priors(sub, order, offset).items():
+                    mixed = (1.0 - HELD_OUT_FLOOR) * w + HELD_OUT_FLOOR * floor
+                    scores[lam] += sure_score(held, mixed, x_hat)
+        else:
+            scores = {lam: sure_score(lik, w, x_hat) for lam, w in candidates.items()}
+        best = min(scores, key=scores.__getitem__)
+        post = eb.tilted_posterior(lik, candidates[best], total=float(m.n))
+    f = post.item_means() / m.n
+    return Estimate(frequencies=f / f.sum(), method="eb-npmle", measurement=m), best
+
+
 # ---------------------------------------------------------------------------
 # The study
 # ---------------------------------------------------------------------------
@@ -217,6 +298,8 @@ def run_cell(data, eps: float, seed: int, variants: list[str], queries: int) -> 
         lam = np.nan
         if method == "oracle-bayes":
             est = eb.oracle_bayes(m, true_counts=data.counts)
+        elif method in SURE_VARIANTS:
+            est, lam = sure_estimate(m, *SURE_VARIANTS[method])
         elif method in VARIANTS:
             est, lam = log_spline_estimate(m, *VARIANTS[method])
         elif method == "eb-npmle":
@@ -291,7 +374,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         "--variants",
         nargs="*",
         default=["log-spline"],
-        choices=sorted(VARIANTS),
+        choices=sorted({**VARIANTS, **SURE_VARIANTS}),
         help="prototype priors to add (none: give the flag alone)",
     )
     parser.add_argument("--queries", type=int, default=100, help="random sets per set size")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -316,6 +317,15 @@ def test_bad_input_raises_naming_the_argument():
         eb.oracle_bayes(m, true_counts=data.counts, likelihood="normal")
     with pytest.raises(ValueError, match="atoms"):
         eb.count_likelihood(m, [-1.0, 2.0])
+    # a likelihood with a row no item has crashed the SQP (argmin of an empty sequence)
+    lik = eb.count_likelihood(m, eb.count_grid(m))
+    empty_row = lik.multiplicity.copy()
+    empty_row[0] = 0.0
+    for bad in (empty_row, empty_row[1:], np.full_like(empty_row, np.nan)):
+        with pytest.raises(ValueError, match="multiplicity"):
+            eb.npmle(dataclasses.replace(lik, multiplicity=bad))
+    with pytest.raises(ValueError, match="lik"):
+        eb.npmle(lik.matrix)
     with pytest.raises(ValueError, match="weights"):
         eb.tilted_posterior(eb.count_likelihood(m, [0.0, 5.0]), np.array([-1.0, 2.0]))
     est = eb.eb_npmle(m, uncertainty="plug-in", n_draws=10, rng=0)
