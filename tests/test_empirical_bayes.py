@@ -450,10 +450,10 @@ def test_eb_gap_script_tiny(tmp_path):
     root = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, str(root / "benchmarks" / "eb_gap.py"), "--seeds", "0-1",
            "--datasets", "zipf:d=64,n=20000", "--eps", "1", "--variants", "log-spline",
-           "--queries", "3", "--out", str(tmp_path), "--name", "tiny"]  # fmt: skip
+           "sure-cv", "--queries", "3", "--out", str(tmp_path), "--name", "tiny"]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, cwd=root, timeout=600)
     rows = pd.read_csv(tmp_path / "tiny.csv")
-    methods = ["eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "log-spline"]
+    methods = ["eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "log-spline", "sure-cv"]
     assert sorted(rows["method"].unique()) == sorted(methods)
     assert len(rows) == 2 * len(methods)
     parts = rows[["top10", "r11_50", "r51_200", "rest"]].sum(axis=1)
@@ -463,3 +463,6 @@ def test_eb_gap_script_tiny(tmp_path):
     mean = rows.groupby("method")["mse"].mean()
     assert cell["log-spline/eb-npmle"] == pytest.approx(mean["log-spline"] / mean["eb-npmle"])
     assert cell["eb-npmle lower (oracle-bayes)"].endswith("/2")
+    # sure-cv chose the NPMLE (penalty 0) or a spline at one of the decades it tries
+    chosen = rows.loc[rows["method"] == "sure-cv", "penalty"]
+    assert chosen.isin([0.0] + [10.0**k for k in range(7)]).all()
