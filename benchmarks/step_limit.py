@@ -29,6 +29,12 @@ sharpness for the items that start in the tail and one for the others instead of
     python benchmarks/step_limit.py --cases zipf wordfreq
     python benchmarks/step_limit.py --cases zipf --d 4096 --steps 0.1 0.15 0.2
     python benchmarks/step_limit.py --cases wordfreq --kink normal --sharpness 1.5 1.5
+    python benchmarks/step_limit.py --cases wordfreq --kink normal --sharpness 1 1.5 \
+        --constants KINK_FLOOR=0.05
+
+``--constants`` sets constants of
+:func:`~bayesldp.models.dirichlet.parametrization_hints` (the kink's place, which items
+start in the tail) for the run only.
 """
 
 from __future__ import annotations
@@ -53,6 +59,9 @@ else:  # run as a script: its folder is on sys.path
 #: Grid of the sampled coordinate, wide enough for the prior's tail (rate 1 below the
 #: kink) and the peak (unit scale above it).
 GRID = np.linspace(-40.0, 40.0, 8001)
+#: Constants of :func:`~bayesldp.models.dirichlet.parametrization_hints` that
+#: ``--constants`` may change for a what-if.
+WHAT_IF_CONSTANTS = ("KINK_SDS", "KINK_FLOOR", "START_Z", "PEAK_LEAK")
 #: Classes of items, by raw estimate in noise standard deviations.
 Z_BINS = (-np.inf, 1.0, 2.0, 3.0, 4.0, 6.0, 10.0, np.inf)
 
@@ -195,21 +204,52 @@ def summarise(case, m, steps, errors, table, a) -> list[dict]:
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Run every case; print a JSON row per (case, step) and write the table."""
+    from bayesldp.models import dirichlet
+
     rng = np.random.default_rng(args.seed)
     rows = []
-    for case in args.cases:
-        _, m = case_measurement(case, args.seed, args.d)
-        errors, table, a = energy_errors(
-            m, args.steps, args.reps, rng, args.concentration, args.mass, kink=args.kink,
-            sharpness=args.sharpness,
-        )  # fmt: skip
-        for row in summarise(case, m, args.steps, errors, table, a):
-            row["mass"], row["kink"] = args.mass, args.kink
-            chosen = args.sharpness
-            row["sharpness"] = "rule" if chosen is None else " ".join(map(str, chosen))
-            report(row, rows)
+    saved = {key: getattr(dirichlet, key) for key in args.constants}
+    for key, value in args.constants.items():  # the what-if, undone below
+        setattr(dirichlet, key, value)
+    try:
+        for case in args.cases:
+            rows += run_case(case, args, rng)
+    finally:
+        for key, value in saved.items():
+            setattr(dirichlet, key, value)
     write_rows(rows, args)
     return rows
+
+
+def run_case(case: str, args: argparse.Namespace, rng: np.random.Generator) -> list[dict]:
+    """Rows of one case (see :func:`main`)."""
+    rows: list[dict] = []
+    _, m = case_measurement(case, args.seed, args.d)
+    errors, table, a = energy_errors(
+        m, args.steps, args.reps, rng, args.concentration, args.mass, kink=args.kink,
+        sharpness=args.sharpness,
+    )  # fmt: skip
+    for row in summarise(case, m, args.steps, errors, table, a):
+        row["mass"], row["kink"] = args.mass, args.kink
+        chosen = args.sharpness
+        row["sharpness"] = "rule" if chosen is None else " ".join(map(str, chosen))
+        row["constants"] = " ".join(f"{k}={v:g}" for k, v in args.constants.items())
+        report(row, rows)
+    return rows
+
+
+def parse_constants(text: str) -> dict[str, float]:
+    """``"KINK_SDS=3,KINK_FLOOR=0.05"`` -> a dict, checked against the map's constants."""
+    from bayesldp.models import dirichlet
+
+    out: dict[str, float] = {}
+    for part in filter(None, text.split(",")):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in WHAT_IF_CONSTANTS or not isinstance(getattr(dirichlet, key), float):
+            raise argparse.ArgumentTypeError(f"{key!r} is not one of {WHAT_IF_CONSTANTS}")
+        out[key] = float(value)
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -225,6 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sharpness", nargs=2, type=float, metavar=("TAIL", "PEAK"), help="instead of the rule"
     )
+    parser.add_argument(
+        "--constants", type=parse_constants, default={}, metavar="KEY=VALUE,...",
+        help=f"what-if values of the map's constants, of {', '.join(WHAT_IF_CONSTANTS)}",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     add_output_arguments(parser, "step_limit")
     return parser

@@ -122,6 +122,27 @@ def test_step_limit_tiny():
     assert sum(v for k, v in row.items() if k.startswith("items ")) == 11  # all but the reference
 
 
+def test_step_limit_constants_apply_for_the_run_only():
+    # --constants moves the kinks (so the energy errors change) and is undone afterwards;
+    # a name that is not one of the map's constants is refused
+    import argparse
+
+    from bayesldp.models import dirichlet
+
+    step_limit = load_benchmark("step_limit")
+    floor = dirichlet.KINK_FLOOR
+    argv = ["--cases", "zipf", "--d", "40", "--reps", "8", "--steps", "0.3", "--out", ""]
+    plain = step_limit.main(step_limit.build_parser().parse_args(argv))
+    moved = step_limit.main(
+        step_limit.build_parser().parse_args([*argv, "--constants", "KINK_FLOOR=0.02"])
+    )
+    assert dirichlet.KINK_FLOOR == floor
+    assert moved[0]["constants"] == "KINK_FLOOR=0.02" and plain[0]["constants"] == ""
+    assert moved[0]["mean_energy_error"] != plain[0]["mean_energy_error"]
+    with pytest.raises(argparse.ArgumentTypeError, match="FOO"):
+        step_limit.parse_constants("FOO=1")
+
+
 def test_step_limit_per_item_density_matches_the_model_and_its_gradient():
     # with the normaliser lse at its value, the per-item terms plus the reference item's
     # add up to dirichlet_simplex's log-density (up to a constant): checked at random
