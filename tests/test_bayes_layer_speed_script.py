@@ -271,12 +271,16 @@ def test_kink_normal_log_cdf_matches_scipy_with_finite_gradients():
     np.testing.assert_allclose(slope, mills, rtol=1e-8, atol=1e-300)
 
 
-def test_bayes_layer_speed_fits_the_normal_kink_tiny(tmp_path):
+@pytest.mark.parametrize(
+    ("kink", "method"),
+    [("normal", "bayes-dirichlet, normal kink"), ("transport", "bayes-dirichlet, transport map")],
+)
+def test_bayes_layer_speed_fits_the_what_if_maps_tiny(kink, method):
     row = run_script(
         "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
-        "--kink", "normal",
+        "--kink", kink,
     )  # fmt: skip
-    assert row["method"] == "bayes-dirichlet, normal kink" and row["kink"] == "normal"
+    assert row["method"] == method and row["kink"] == kink
     assert abs(row["sum"] - 1.0) < 1e-9 and row["mse"] < 0.01
 
 
@@ -372,12 +376,3 @@ def test_transport_map_gaussianises_well_measured_items_and_stays_increasing():
     for alpha in (0.1 * a0, a0, 10 * a0):
         _, slope, _ = transport_map.map_values(hints, wide, every, alpha)
         assert np.all(slope > 0)
-
-
-def test_bayes_layer_speed_fits_the_transport_map_tiny(tmp_path):
-    row = run_script(
-        "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
-        "--kink", "transport",
-    )  # fmt: skip
-    assert row["method"] == "bayes-dirichlet, transport map" and row["kink"] == "transport"
-    assert abs(row["sum"] - 1.0) < 1e-9 and row["mse"] < 0.01
