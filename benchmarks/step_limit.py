@@ -119,21 +119,22 @@ def energy_errors(
     out = np.empty((len(steps), reps, keep.size))
     for lo in range(0, keep.size, chunk):
         idx = keep[lo : lo + chunk]
-        if kink == "transport":
-            col = idx
+        # terms(u): log-density and gradient at points u of shape (reps, items)
+        if kink == "transport":  # transport_map.item_terms takes the items first
+            c = counts[idx, None]
 
-            def terms(u, rows, c):  # items first, as transport_map.item_terms takes them
-                lp, g = transport_map.item_terms(u.T, hints, rows, a, lse, c, float(m.n), m.p, m.q)
+            def terms(u, idx=idx, c=c):
+                lp, g = transport_map.item_terms(u.T, hints, idx, a, lse, c, float(m.n), m.p, m.q)
                 return lp.T, g.T
 
             logp, grad = transport_map.item_terms(
-                GRID[None, :], hints, idx, a, lse, counts[idx, None], float(m.n), m.p, m.q
+                GRID[None, :], hints, idx, a, lse, c, float(m.n), m.p, m.q
             )
         else:
             col = {key: hints[key][idx, None] for key in ("sharpness", "width", "kink", "centre")}
+            row = {key: value[:, 0] for key, value in col.items()}
 
-            def terms(u, rows, c, col=col):
-                row = {key: value[:, 0] for key, value in col.items()}
+            def terms(u, row=row, c=counts[idx]):
                 return item_terms(u, row, a, lse, c, float(m.n), m.p, m.q, kink)
 
             logp, grad = item_terms(
@@ -150,15 +151,14 @@ def energy_errors(
         uniform = rng.random((idx.size, reps))
         start = np.stack([np.interp(uniform[i], cdf[i], GRID) for i in range(idx.size)]).T
         momentum0 = rng.standard_normal((reps, idx.size)) / np.sqrt(m_inv)
-        args = (idx, counts[idx] if kink != "transport" else counts[idx, None])
-        lp0, g0 = terms(start, *args)
+        lp0, g0 = terms(start)
         h0 = -lp0 + 0.5 * m_inv * momentum0**2
         for s, h in enumerate(steps):
             u, mom = start, momentum0 + 0.5 * h * g0
             count = math.ceil(math.pi / h)
             for i in range(count):
                 u = u + h * m_inv * mom
-                lp, g = terms(u, *args)
+                lp, g = terms(u)
                 mom = mom + (h if i < count - 1 else 0.5 * h) * g
             error = (-lp + 0.5 * m_inv * mom**2) - h0
             out[s, :, lo : lo + idx.size] = np.where(np.isfinite(error), error, 1e6)
