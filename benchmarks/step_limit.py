@@ -103,8 +103,8 @@ def energy_errors(
     """Per-item energy errors, shape ``(len(steps), reps, d - 1)``, and the item table."""
     from bayesldp.models import dirichlet
 
-    if kink == "transport":
-        hints = transport_map.transport_hints(m)
+    if kink == "transport":  # tabulated at the concentration the screen holds
+        hints = transport_map.transport_hints(m, a0=concentration)
     elif kink == "normal":  # the sharpness rule bayes_layer_speed.py --kink normal fits
         hints = kink_normal.normal_kink_hints(m)
     else:
