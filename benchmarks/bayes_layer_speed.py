@@ -105,22 +105,19 @@ def run_case(
     groups = data.groups["state"] if case == "uscities" else None
     if (concentration is not None or kink != "logistic") and case not in ("zipf", "wordfreq"):
         raise ValueError("--concentration and --kink apply to the zipf and wordfreq cases only")
-    if kink == "normal":
+    if kink != "logistic":  # a what-if map: benchmarks/kink_normal.py or transport_map.py
         if __package__:
-            from benchmarks import kink_normal
+            from benchmarks import kink_normal, transport_map
         else:  # run as a script: its folder is on sys.path
             import kink_normal
-
-        model = kink_normal.build_model(m)
-        method = "bayes-dirichlet, normal kink"
-    elif kink == "transport":
-        if __package__:
-            from benchmarks import transport_map
-        else:  # run as a script: its folder is on sys.path
             import transport_map
 
-        model = transport_map.build_model(m)
-        method = "bayes-dirichlet, transport map"
+        module, label = {
+            "normal": (kink_normal, "normal kink"),
+            "transport": (transport_map, "transport map"),
+        }[kink]
+        model = module.build_model(m)
+        method = f"bayes-dirichlet, {label}"
     elif concentration is not None:
         import pymc as pm
 

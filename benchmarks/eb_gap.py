@@ -234,6 +234,11 @@ def sure_estimate(
                 for side in (half, ~half)
             ]
             scores = dict.fromkeys(candidates, 0.0)
+            # a prior fitted to one half may give another half's isolated item no atom
+            # within reach: a floor (spread like a flat density in log count) lets the
+            # held-out posterior fall back on the item's own estimate
+            floor = np.exp(LogSplinePrior(lik, order, offset).log_base)
+            floor /= floor.sum()
             for fit_on, score_on in (parts, parts[::-1]):
                 keep = fit_on > 0  # the rows of this half's items
                 sub = dataclasses.replace(
@@ -244,11 +249,6 @@ def sure_estimate(
                     multiplicity=fit_on[keep],
                 )
                 held = dataclasses.replace(lik, multiplicity=score_on)
-                # a prior fitted to one half may give another half's isolated item no
-                # atom within reach: a floor (spread like a flat density in log count)
-                # lets the held-out posterior fall back on the item's own estimate
-                floor = np.exp(LogSplinePrior(lik, order, offset).log_base)
-                floor /= floor.sum()
                 for lam, w in candidate_priors(sub, order, offset).items():
                     mixed = (1.0 - HELD_OUT_FLOOR) * w + HELD_OUT_FLOOR * floor
                     scores[lam] += sure_score(held, mixed, x_hat)

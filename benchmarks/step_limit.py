@@ -109,6 +109,8 @@ def energy_errors(
         hints = kink_normal.normal_kink_hints(m)
     else:
         hints = dirichlet.parametrization_hints(m)
+    # where each item starts (the transport map's hints have no start: take the library's)
+    start_at = hints["start"] if "start" in hints else dirichlet.parametrization_hints(m)["start"]
     if sharpness is not None:  # (tail, peak): the what-if of the module docstring
         hints["sharpness"] = np.where(hints["start"] < 0, sharpness[0], sharpness[1])
     a = concentration or math.exp(dirichlet.concentration_start(m))
@@ -166,7 +168,7 @@ def energy_errors(
     table = {
         "item": keep,
         "z_estimate": m.estimates[keep] / sd[keep],
-        "starts_in_tail": dirichlet.parametrization_hints(m)["start"][keep] < 0,
+        "starts_in_tail": start_at[keep] < 0,
     }
     return out, table, a
 
