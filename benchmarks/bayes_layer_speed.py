@@ -18,7 +18,10 @@ Full-domain MSE is reported beside norm-sub and power-ns on the same measurement
     python benchmarks/bayes_layer_speed.py --cases wordfreq --sampler-kwargs '{"maxdepth": 5}'
     python benchmarks/bayes_layer_speed.py --cases zipf --d 16384 --concentration 0.00111
     python benchmarks/bayes_layer_speed.py --cases wordfreq --kink normal
+    python benchmarks/bayes_layer_speed.py --cases wordfreq --samplers numpyro nutpie --cold
 
+``--cold`` gives each case an empty PyTensor compile directory (``base_compiledir``), as
+on a new machine, so nutpie compiles from scratch (JAX keeps no cache across processes).
 ``--threads 0`` leaves the BLAS/OpenMP libraries' default thread counts (no limit).
 ``--sampler-kwargs`` passes a JSON dict to :func:`bayesldp.models.fit`'s
 ``sampler_kwargs`` (e.g. nutpie's tree-depth cap); ``--concentration`` fixes the
@@ -32,8 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 if __package__:  # imported as benchmarks.bayes_layer_speed
@@ -158,6 +163,8 @@ def run_case(
         "seconds_fit": done - ready,
         "seconds_sampling": est.info["seconds_sampling"],
         "seconds_compile": est.info["seconds_compile"],
+        # the process's peak resident memory (Linux reports KiB)
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "divergences": est.info["divergences"],
         # leapfrog steps (gradient evaluations) of both chains: the sampler's work,
         # independent of the machine's load
@@ -166,7 +173,10 @@ def run_case(
         # the tuned step size and tree depth: at fixed acceptance, leapfrog's step
         # shrinks roughly as d^(-1/4), so the steps per draw grow with the domain
         "step_size": mean_stat(est.inference_data, "step_size"),
-        "tree_depth": mean_stat(est.inference_data, "depth"),
+        "tree_depth": next(  # nutpie's name, then PyMC's for NumPyro
+            (v for v in (mean_stat(est.inference_data, k) for k in ("depth", "tree_depth")) if v),
+            None,
+        ),
         "r_hat_max": max(est.info["r_hat"].values()),
         "ess_bulk_min": min(est.info["ess_bulk"].values()),
         "warnings": " | ".join(str(w.message) for w in caught),
@@ -226,13 +236,18 @@ def main(args: argparse.Namespace):
                         cmd += ["--concentration", str(args.concentration)]
                     cmd += ["--kink", args.kink]
                     load = os.getloadavg()[0]
-                    result = subprocess.run(cmd, capture_output=True, text=True)
+                    env = dict(os.environ)
+                    with tempfile.TemporaryDirectory() as compiledir:
+                        if args.cold:  # PyTensor's caches (C, numba, nutpie's) start empty
+                            env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
+                        result = subprocess.run(cmd, capture_output=True, text=True, env=env)
                     if result.returncode != 0:
                         print(result.stderr[-2000:], file=sys.stderr)
                         continue
                     row = json.loads(result.stdout.strip().splitlines()[-1])
                     row["load_before"], row["load_after"] = load, os.getloadavg()[0]
                     row["cpu_count"] = os.cpu_count()
+                    row["cold_cache"] = bool(args.cold)
                     row["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
                     results_table.report(row, rows)
     results_table.write_rows(rows, args)
@@ -259,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
     )
     parser.add_argument("--kink", choices=["logistic", "normal", "transport"], default="logistic")
+    parser.add_argument(
+        "--cold", action="store_true", help="an empty PyTensor cache per case (a new machine)"
+    )
     results_table.add_output_arguments(parser, "bayes_layer_speed")
     return parser
 

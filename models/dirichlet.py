@@ -79,8 +79,11 @@ KINK_SDS = 2.0
 KINK_FLOOR = 0.25
 #: Items whose raw estimate is below this many standard deviations start in the tail.
 START_Z = 2.0
-#: Coordinate of the ignored reference slot (its kink is out of reach).
-_FAR = -1e3
+#: Kink of the ignored reference slot. Its terms are multiplied by zero, so any finite
+#: value gives the same log-density and gradient; a far one (it was -1000) overflows
+#: ``exp`` inside the branches of JAX's softplus, whose gradient is then NaN (0 * inf),
+#: and NumPyro diverged on every transition.
+_REFERENCE_KINK = 0.0
 #: Range of the starting log-concentration (:func:`concentration_start`).
 LOG_START_RANGE = (-10.0, 5.0)
 
@@ -123,7 +126,7 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     sharpness = kink_sharpness(concentration_start(m), width, kink, in_tail)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
-    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, _FAR, 0.0
+    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, _REFERENCE_KINK, 0.0
     sharpness[ref] = KINK_SHARPNESS
     return {
         "reference": reference,

@@ -5,16 +5,22 @@ returns a :class:`bayesldp.Estimate` whose frequencies are posterior means and w
 :meth:`~bayesldp.Estimate.interval` uses the posterior draws.
 
 Samplers, fastest first where installed (``sampler="auto"`` takes the first available;
-``python benchmarks/bayes_layer_speed.py --samplers`` measures them side by side):
+``python benchmarks/bayes_layer_speed.py --samplers numpyro nutpie --cold`` measures them
+side by side: bayes-dirichlet on wordfreq, d = 42,178, took 222 s with NumPyro and 448 s
+with nutpie, and 11 s against 26 s on the papers' Zipf setting, from an empty cache):
 
+``"numpyro"``
+    NumPyro's NUTS on the model's log-density compiled to JAX (``jax`` and ``numpyro``,
+    in the ``fast`` extra). XLA fuses the log-density and its gradient into a few loops
+    (about 1 ms at d = 42,178 against 3-3.5 ms for the numba form); chains run on one JAX
+    CPU device each (:func:`jax_devices_for_chains`). JAX keeps no compiled model across
+    processes, but compiles in seconds.
 ``"nutpie"``
     nutpie's NUTS (Rust) on the model's log-density compiled by PyTensor's numba
     backend; chains run in threads of one process. The compiled model is kept per
     ``pm.Model`` and reused with new data for every later fit of that model, and its
     C callbacks are cached on disk (:func:`bayesldp.models.compiled.compile_nutpie`), so
     a later process compiles the same model in about 1.5 s instead of 13-23 s.
-``"numpyro"``
-    NumPyro's NUTS on the log-density compiled to JAX (needs ``jax`` and ``numpyro``).
 ``"pymc"``
     PyMC's own NUTS (Python, with a C-compiled log-density and gradient); chains in
     separate processes when ``cores > 1``.
@@ -48,13 +54,16 @@ __all__ = [
     "SAMPLERS",
     "available_samplers",
     "fit",
+    "jax_can_run",
+    "jax_devices_for_chains",
     "resolve_sampler",
     "single_threaded",
 ]
 
 #: Samplers in the order ``sampler="auto"`` tries them (fastest first, as measured by
-#: ``benchmarks/bayes_layer_speed.py``).
-SAMPLERS = ("nutpie", "numpyro", "pymc")
+#: ``benchmarks/bayes_layer_speed.py``: NumPyro 2.0x faster than nutpie on wordfreq and
+#: 2.2x at d = 1024, from an empty cache; ``paper/bayes.md``).
+SAMPLERS = ("numpyro", "nutpie", "pymc")
 
 #: Free and deterministic variables with at most this many elements (of static shape)
 #: get r_hat / ESS diagnostics, with the frequency vector itself; larger latent vectors
@@ -104,8 +113,7 @@ def resolve_sampler(sampler: str) -> str:
     if sampler == "auto":
         return available[0]
     if sampler not in available:
-        extra = {"nutpie": "pip install 'bayesldp[fast]'", "numpyro": "pip install numpyro"}
-        raise ValueError(f"sampler {sampler!r} is not installed ({extra.get(sampler, '')})")
+        raise ValueError(f"sampler {sampler!r} is not installed (pip install 'bayesldp[fast]')")
     return sampler
 
 
@@ -182,9 +190,71 @@ def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings
     )
 
 
+def jax_devices_for_chains(chains: int) -> int:
+    """Give JAX one CPU device per chain (at least one per core) if it has not started yet.
+
+    NumPyro runs parallel chains on separate JAX devices. Importing
+    ``pymc.sampling.jax`` asks XLA for 100 host devices, which made bayes-dirichlet's
+    sampling on wordfreq (d = 42,178) 1.6x slower than with two
+    (``benchmarks/bayes_layer_speed.py``). The number can only be set before JAX's
+    first operation in the process; after that the devices JAX has are kept.
+
+    Parameters
+    ----------
+    chains : int
+        Chains to run in parallel.
+
+    Returns
+    -------
+    int
+        The number of CPU devices JAX runs with.
+    """
+    import jax
+
+    wanted = max(check_int(chains, "chains", minimum=1), os.cpu_count() or 1)
+    try:
+        jax.config.update("jax_num_cpu_devices", wanted)
+    except RuntimeError:  # JAX has started: its devices stay as they are
+        logger.debug("JAX already initialised; keeping its %d devices", jax.device_count())
+    return jax.device_count()
+
+
+def jax_can_run(model, chains: int = 2) -> bool:
+    """Return whether every op of ``model`` has a JAX form, so NumPyro can sample it.
+
+    ``sampler="auto"`` asks this before it takes NumPyro: a model with an op PyTensor
+    cannot write in JAX (e.g. ``erfcx``, which the normal log-CDF uses, needs
+    TensorFlow Probability) goes to the next sampler instead of failing.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model to sample: its log-density and every variable NumPyro returns.
+    chains : int, default 2
+        Chains to run (:func:`jax_devices_for_chains` is called first, since this
+        imports PyMC's JAX module).
+
+    Returns
+    -------
+    bool
+        False when an op has no JAX implementation.
+    """
+    jax_devices_for_chains(chains)
+    from pymc.sampling.jax import get_jaxified_graph
+
+    outputs = [model.logp(), *model.replace_rvs_by_values(model.unobserved_value_vars)]
+    try:
+        get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
+    except NotImplementedError as err:
+        logger.info("NumPyro cannot run this model: %s", str(err).splitlines()[0])
+        return False
+    return True
+
+
 def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timings, options):
     import pymc as pm
 
+    jax_devices_for_chains(chains)
     options = dict(options)
     numpyro_options = {
         "chain_method": "sequential" if cores == 1 else "parallel",
@@ -265,7 +335,7 @@ def fit(
         NUTS settings, per chain.
     sampler : {"auto", "nutpie", "numpyro", "pymc"}
         NUTS implementation; ``"auto"`` takes the fastest installed (see the module
-        docstring).
+        docstring), skipping NumPyro for a model it cannot run (:func:`jax_can_run`).
     random_seed : int, numpy.random.Generator or None
         Same seed, same result (with the same sampler).
     cores : int, optional
@@ -322,6 +392,8 @@ def fit(
         threads = check_int(threads, "threads", minimum=1)
     seed = int(check_rng(random_seed, "random_seed").integers(2**31 - 1))
     chosen = resolve_sampler(sampler)
+    if sampler == "auto" and chosen == "numpyro" and not jax_can_run(model, chains):
+        chosen = available_samplers()[1]  # the next fastest; PyMC's own is always there
     options = check_keywords(sampler_kwargs, "sampler_kwargs", RESERVED_SAMPLER_KWARGS[chosen])
     d = measurement.domain_size
     if len(specs) == 1:

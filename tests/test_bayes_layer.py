@@ -226,17 +226,27 @@ def assert_matches_exact(est, exact: ExactDirichletPosterior, subset):
     assert exact.cdf(subset, hi) == pytest.approx(0.95, abs=tol)
 
 
-@pytest.mark.parametrize(
-    "oracle_name, kind",
-    [("OUE", "binomial"), pytest.param("GRR", "multinomial", marks=pytest.mark.slow)],
+NEEDS_NUMPYRO = pytest.mark.skipif(
+    "numpyro" not in models.available_samplers(), reason="needs jax and numpyro"
 )
-def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind):
+
+
+@pytest.mark.parametrize(
+    "oracle_name, kind, sampler",
+    [
+        ("OUE", "binomial", SAMPLER),
+        pytest.param("GRR", "multinomial", SAMPLER, marks=pytest.mark.slow),
+        # NumPyro differentiates the model's JAX form itself (see the gradient test below)
+        pytest.param("OUE", "binomial", "numpyro", marks=NEEDS_NUMPYRO),
+    ],
+)
+def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind, sampler):
     m = tiny(oracle_name)
     x, log_w = normal_grid(0.0, 2.0, -10.0, 4.5, 80)
     exact = ExactDirichletPosterior(m, kind, [np.full(3, math.exp(v)) for v in x], log_w, 40)
     assert exact.hyper_weights[[0, -1]].max() < 1e-5  # the grid holds the posterior of log a
-    est = quiet(models.bayes_dirichlet, m, draws=2000, tune=1000, sampler=SAMPLER, rng=3)
-    assert est.method == "bayes-dirichlet" and est.info["sampler"] == SAMPLER
+    est = quiet(models.bayes_dirichlet, m, draws=2000, tune=1000, sampler=sampler, rng=3)
+    assert est.method == "bayes-dirichlet" and est.info["sampler"] == sampler
     # log a is loosely identified on three items, and where a is tiny the kink of
     # dirichlet_simplex is sharp: over seeds 3-8, 0-2 (OUE) and 0-6 (GRR) of 4000
     # transitions diverged, as with one sharpness of 1.5 before kink_sharpness (0-1 and
@@ -532,6 +542,77 @@ def test_bad_input_names_the_argument(oue_fit):
     ]:
         with pytest.raises(ValueError, match=match):
             models.fit(est.info["model"], m, sampler="pymc", sampler_kwargs=bad)
+
+
+@pytest.mark.parametrize("oracle_name", ["OUE", "GRR"])
+@pytest.mark.parametrize("which", ["dirichlet", "hier"])
+def test_jax_log_density_and_gradient_match_pytensor(oracle_name, which):
+    # NumPyro runs the model's log-density compiled to JAX and differentiates it with
+    # JAX. The reference item's kink used to sit at -1000: JAX's softplus then overflowed
+    # in a branch it does not take, the gradient was NaN (0 * inf) and every NumPyro
+    # transition diverged, while PyTensor's gradient was right.
+    jax = pytest.importorskip("jax")
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from bayesldp.models import dirichlet, hierarchical
+
+    m = tiny(oracle_name)
+    if which == "dirichlet":
+        model = dirichlet.build_dirichlet_model(m)
+    else:
+        model = hierarchical.build_hier_model(m, groups={"pair": [0, 1], "single": [2]})
+    logp_jax = get_jaxified_logp(model)
+    grad_jax = jax.grad(lambda xs: logp_jax(xs))
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    rng = np.random.default_rng(0)
+    start = model.initial_point()
+    moved = [{k: v + rng.normal(size=np.shape(v)) for k, v in start.items()} for _ in range(3)]
+    for point in [start, *moved]:
+        x = [point[v.name] for v in model.value_vars]
+        assert float(logp_jax(x)) == pytest.approx(float(logp(point)), rel=1e-10)
+        grad = np.concatenate([np.ravel(np.asarray(g)) for g in grad_jax(x)])
+        expected = dlogp(point)  # rounding differs: compare on the gradient's own scale
+        np.testing.assert_allclose(grad, expected, atol=1e-8 * max(1.0, np.abs(expected).max()))
+
+
+@NEEDS_NUMPYRO
+def test_jax_gets_one_device_per_chain_before_it_starts():
+    # PyMC's JAX module asks for 100 host devices, which made NumPyro 1.6x slower on
+    # wordfreq than two; fit sets the count before JAX starts and leaves it after
+    from bayesldp.models.fitting import jax_devices_for_chains
+
+    code = (
+        "import os; from bayesldp.models.fitting import jax_devices_for_chains as f;"
+        "n = f(3);"
+        "import jax, pymc.sampling.jax;"  # sets XLA_FLAGS to 100 devices, as pm.sample does
+        "print(n, len(jax.devices()), f(5), max(3, os.cpu_count()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, running, later, wanted = out.stdout.split()
+    assert first == running == later == wanted
+    with pytest.raises(ValueError, match="chains"):
+        jax_devices_for_chains(0)
+
+
+@NEEDS_NUMPYRO
+def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
+    # erfcx (the normal log-CDF's op) has no JAX form without TensorFlow Probability:
+    # "auto" must take the next sampler, and asking for NumPyro must fail
+    import pytensor.tensor
+
+    m = tiny("OUE")
+    with pm.Model() as plain:
+        f = pm.Dirichlet("f", np.ones(3))
+        models.ldp_likelihood("counts", f, m)
+    with pm.Model() as model:
+        f = pm.Dirichlet("f", np.ones(3))
+        pm.Potential("extra", -pytensor.tensor.sum(pytensor.tensor.erfcx(f)))
+        models.ldp_likelihood("counts", f, m)
+    assert models.fitting.jax_can_run(plain) and not models.fitting.jax_can_run(model)
+    est = quiet(models.fit, model, m, draws=50, tune=50, random_seed=1)
+    assert est.info["sampler"] == models.available_samplers()[1]
+    with pytest.raises(NotImplementedError, match="erfcx"):
+        quiet(models.fit, model, m, draws=50, tune=50, sampler="numpyro", random_seed=1)
 
 
 def test_single_threaded_restores_environment(monkeypatch):
