@@ -38,7 +38,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 
 if __package__:  # imported as benchmarks.bayes_layer_speed
@@ -236,10 +235,7 @@ def main(args: argparse.Namespace):
                         cmd += ["--concentration", str(args.concentration)]
                     cmd += ["--kink", args.kink]
                     load = os.getloadavg()[0]
-                    env = dict(os.environ)
-                    with tempfile.TemporaryDirectory() as compiledir:
-                        if args.cold:  # PyTensor's caches (C, numba, nutpie's) start empty
-                            env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
+                    with results_table.child_environment(args.cold) as env:
                         result = subprocess.run(cmd, capture_output=True, text=True, env=env)
                     if result.returncode != 0:
                         print(result.stderr[-2000:], file=sys.stderr)

@@ -37,6 +37,11 @@ import pandas as pd
 
 from bayesldp.io import write_csv
 
+if __package__:  # imported as benchmarks.bayes_speed
+    from benchmarks import results_table
+else:  # run as a script: its folder is on sys.path
+    import results_table
+
 CASES = {1024: (1.5, 1_000_000), 42178: (1.1, 1_000_000), 1_000_000: (1.1, 10_000_000)}
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,16 +102,14 @@ def _export(ref: str, where: Path) -> Path:
 
 
 def _run(args, d: int, method: str, threads: str, code: str, baseline: Path | None) -> dict:
-    env = dict(os.environ)
     script = str(Path(__file__).resolve())
     if baseline is not None:
-        env["PYTHONPATH"] = str(baseline)
         script = str(baseline / "benchmarks" / "bayes_speed.py")
         if not Path(script).exists():
             script = str(Path(__file__).resolve())
-    with tempfile.TemporaryDirectory() as compiledir:
-        if args.cold:
-            env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
+    with results_table.child_environment(args.cold) as env:
+        if baseline is not None:
+            env["PYTHONPATH"] = str(baseline)
         cmd = [sys.executable, "-c", _CHILD, script, str(d), method, str(args.seed), threads,
                str(int(args.interval))]  # fmt: skip
         start = time.perf_counter()
@@ -128,8 +131,9 @@ def _run(args, d: int, method: str, threads: str, code: str, baseline: Path | No
 # The child imports the benchmark module by path (so a baseline's own copy is used
 # when it has one), sets the thread policy and runs one case.
 _CHILD = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 path, d, method, seed, threads, interval = sys.argv[1:7]
+sys.path.append(os.path.dirname(path))  # its sibling modules, as when run as a script
 if threads == "default":
     try:
         import bayesldp.models.sampling as sampling

@@ -1,9 +1,17 @@
-"""Where the composable layer's benchmark scripts write their tables, and the options."""
+"""Where the composable layer's benchmark scripts write their tables, and the options.
+
+Also the environment the timing scripts give a case's child process
+(:func:`child_environment`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 #: Folder of the composable layer's benchmark tables.
@@ -31,3 +39,18 @@ def report(row: dict, rows: list[dict]) -> None:
     """Print ``row`` as one JSON line (the scripts' output, read by their tests) and keep it."""
     print(json.dumps(row, default=float), flush=True)
     rows.append(row)
+
+
+@contextlib.contextmanager
+def child_environment(cold: bool) -> Iterator[dict[str, str]]:
+    """Yield a copy of this process's environment for a case run in a child process.
+
+    With ``cold``, PyTensor's caches (its C modules, its numba cache and so nutpie's
+    callbacks) live in a temporary directory that starts empty and is removed after, as
+    on a new machine.
+    """
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as compiledir:
+        if cold:
+            env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
+        yield env

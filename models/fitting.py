@@ -238,7 +238,16 @@ def jax_can_run(model, chains: int = 2) -> bool:
     -------
     bool
         False when an op has no JAX implementation.
+
+    Raises
+    ------
+    ValueError
+        ``model`` is not a PyMC model, or ``chains`` is not a positive integer.
     """
+    import pymc as pm
+
+    if not isinstance(model, pm.Model):
+        raise ValueError(f"model must be a pymc.Model, got {type(model).__name__}")
     jax_devices_for_chains(chains)
     from pymc.sampling.jax import get_jaxified_graph
 

@@ -613,6 +613,10 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
     assert est.info["sampler"] == models.available_samplers()[1]
     with pytest.raises(NotImplementedError, match="erfcx"):
         quiet(models.fit, model, m, draws=50, tune=50, sampler="numpyro", random_seed=1)
+    with pytest.raises(ValueError, match="model"):
+        models.fitting.jax_can_run("not a model")
+    with pytest.raises(ValueError, match="chains"):
+        models.fitting.jax_can_run(plain, chains=True)
 
 
 def test_single_threaded_restores_environment(monkeypatch):

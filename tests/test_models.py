@@ -202,6 +202,25 @@ def test_bayes_speed_case_runs():
     assert row["seconds_total"] > 0 and row["d"] == 64
 
 
+def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
+    # the timing path: a child process that loads the script by path, with an empty
+    # PyTensor cache (it once failed to import the script's sibling results_table)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bayes_speed.py"
+    cmd = [sys.executable, str(script), "--sizes", "1024", "--methods", "bayes-power",
+           "--threads", "1", "--cold", "--out", str(tmp_path)]  # fmt: skip
+    subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp_path)
+    (table,) = tmp_path.glob("bayes_speed_*.csv")
+    row = pd.read_csv(table).iloc[0]
+    assert "error" not in row or pd.isna(row["error"]), row["error"]
+    assert bool(row["cold_cache"]) and row["seconds_total"] > 0 and row["d"] == 1024
+
+
 def _compiled_constants(model) -> list[tuple]:
     """Return the constants of the compiled log density and gradient (what goes into C code)."""
     from pytensor.graph.basic import Constant
