@@ -4,7 +4,9 @@ Zipf s = 1.5, d = 1024, n = 1e6, epsilon = 1, OUE (the papers' setting). Each
 repetition simulates the oracle once and applies every method; it records full-domain
 MSE, 50% and 90% set-value MSE, top-10 MSE, and, for methods with posterior draws,
 whether 90% credible intervals cover the truth for random 10% and 50% subsets and for
-each of the top-10 values (``cover90_*``), with the largest r_hat and the sampling time.
+each of the top-10 values (``cover90_*``), with the largest r_hat and the sampling time
+(and, for models fitted by :func:`bayesldp.models.fit`, the sampler that ran, as a
+metric ``sampler:<name>`` of value 1).
 On a dataset with fixed groupings (US cities: state, region, division) it also records
 the MSE over each grouping's sets (``fixed_mse:<grouping>``), and methods that take
 ``groups`` (``bayes-hier``) get the main one (states).
@@ -100,6 +102,8 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
             values["cover90_top10"] = float(np.mean(hits))
             if "r_hat" in est.info:
                 values["r_hat_max"] = max(est.info["r_hat"].values())
+            if "sampler" in est.info:  # which sampler "auto" took (bayesldp.models.fit)
+                values[f"sampler:{est.info['sampler']}"] = 1.0
         rows += [
             (method, metric, np.nan, float(v), seconds[method], notes[method])
             for metric, v in values.items()

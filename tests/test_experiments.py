@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayesldp import models
 from bayesldp.cli import main as cli_main
 from bayesldp.datasets import parse_dataset
 from bayesldp.experiments import bayes_grid, claims, demo, mle_gap
@@ -352,10 +353,15 @@ def test_consistent_priors_rows(tmp_path):
 def test_bayes_accuracy_reports_coverage(tmp_path):
     experiment = get_experiment("bayes_accuracy")
     config = build_config(experiment, "quick", reps=1, datasets=("zipf:d=64,n=20000",),
-                          methods=("norm-sub", "bayes-power", "bayes-consistent"))  # fmt: skip
+                          methods=("norm-sub", "bayes-power", "bayes-consistent",
+                                   "bayes-dirichlet"))  # fmt: skip
     result = run(experiment, config, tmp_path)
     cover = pd.read_csv(tmp_path / "coverage.csv")
-    assert set(cover["method"]) == {"bayes-power", "bayes-consistent"}
+    assert set(cover["method"]) == {"bayes-power", "bayes-consistent", "bayes-dirichlet"}
+    # the sampler "auto" took is recorded for the models fitted by bayesldp.models.fit
+    ran = result.results[result.results["metric"].str.startswith("sampler:")]
+    assert set(ran["method"]) == {"bayes-dirichlet"} and (ran["value"] == 1.0).all()
+    assert ran["metric"].iloc[0] in {f"sampler:{name}" for name in models.available_samplers()}
     assert cover[["cover90_set10", "cover90_set50", "cover90_top10"]].notna().all().all()
     assert (tmp_path / "coverage.png").exists() and (tmp_path / "targets.csv").exists()
     again = run(experiment, config, tmp_path)
