@@ -2,10 +2,20 @@
 
 NUTS spends nearly all its time here: a fit is (leapfrog steps) x (this cost), so
 ``benchmarks/bayes_layer_speed.py``'s step counts and this figure explain its seconds.
-The model is compiled with PyTensor's NUMBA backend (what nutpie runs) and timed at its
-initial point, best of ``--repeat`` rounds.
+Each backend is timed at the model's initial point, best of ``--repeat`` rounds, the
+backends' rounds taken in turn in one process (the machine's speed drifts):
+
+- ``numba``: PyTensor's NUMBA backend (what nutpie runs);
+- ``jax``: PyMC's JAX form of the same graph, ``jax.jit(jax.value_and_grad(...))`` (what
+  NumPyro runs);
+- ``jax-hand``: the same log-density written by hand in JAX (:func:`hand_written_logp`,
+  the binomial likelihood of OUE): one exponential shared by the kink's softplus and
+  sigmoid, no switches in the likelihood. A what-if, not the library: it shows what
+  PyTensor's JAX form of the graph costs. Its value and gradient are checked against
+  PyMC's at the initial point and at random points before it is timed.
 
     python benchmarks/gradient_cost.py                        # Zipf d = 1024 and wordfreq
+    python benchmarks/gradient_cost.py --cases wordfreq --backends jax jax-hand
     python benchmarks/gradient_cost.py --cases zipf --d 4096 --repeat 3
 """
 
@@ -15,53 +25,177 @@ import argparse
 import os
 import time
 
+import numpy as np
+
 if __package__:  # imported as benchmarks.gradient_cost
     from benchmarks import bayes_layer_speed, results_table
 else:  # run as a script: its folder is on sys.path
     import bayes_layer_speed
     import results_table
 
+BACKENDS = ("numba", "jax", "jax-hand")
 
-def measure(case: str, d: int | None, repeat: int, seconds: float) -> dict:
-    """Time one case; return a row."""
+
+def hand_written_logp(model):
+    """Return bayes-dirichlet's log-density as a JAX function of ``(log_a_offset, f_t)``.
+
+    Built from the model's own data (hints, counts, prior), so it is the same function of
+    the same free variables as PyMC's, up to a constant; the binomial likelihood only.
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    data = {v.name: np.asarray(v.get_value()) for v in model.data_vars}
+    if "counts_log_binom" not in data:
+        raise ValueError("the hand-written form covers the binomial likelihood (OUE) only")
+    hint = {k: jnp.asarray(data[f"f_{k}"]) for k in
+            ("reference", "centre", "width", "kink", "start", "sharpness")}  # fmt: skip
+    counts = jnp.asarray(data["counts_counts"], dtype=jnp.float64)
+    log_coef = jnp.asarray(data["counts_log_binom"])
+    n, p, q = (float(data[f"counts_{k}"]) for k in ("n", "p", "q"))
+    start = float(data["log_a_start"])
+    offset_rv = model["log_a_offset"].owner.inputs
+    mu, sd = (float(np.asarray(v.eval())) for v in offset_rv[-2:])
+    d = counts.size
+    free = 1.0 - hint["reference"]
+
+    def logp(point):
+        offset, t = point
+        log_a = start + offset
+        a, inv_a = jnp.exp(log_a), jnp.exp(-log_a)
+        k = hint["sharpness"]
+        u = t + hint["start"]
+        z = k * (u - hint["kink"])
+        e = jnp.exp(-jnp.abs(z))  # softplus(-z) and sigmoid(-z) from one exponential
+        softplus = jnp.maximum(-z, 0.0) + jnp.log1p(e)
+        sigmoid = jnp.where(z > 0, e, 1.0) / (1.0 + e)
+        y = free * (hint["centre"] + hint["width"] * u - inv_a * softplus / k)
+        log_jac = jnp.sum(free * jnp.log(hint["width"] + inv_a * sigmoid))
+        top = jax.lax.stop_gradient(jnp.max(y))
+        ey = jnp.exp(y - top)
+        total = jnp.sum(ey)
+        log_f = y - top - jnp.log(total)
+        pi = q + (p - q) * ey / total
+        likelihood = jnp.sum(log_coef + counts * jnp.log(pi) + (n - counts) * jnp.log1p(-pi))
+        prior = a * jnp.sum(log_f) + gammaln(d * a) - d * gammaln(a)
+        unused = -0.5 * jnp.sum(hint["reference"] * t**2)
+        log_a_prior = -0.5 * ((offset - mu) / sd) ** 2
+        return likelihood + prior + log_jac + unused + log_a_prior
+
+    return logp
+
+
+def _numba_call(model, point):
+    fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
+
+    def call():
+        return fn(point)
+
+    return call
+
+
+def _jax_call(model, point, hand: bool):
+    import jax
+    import jax.numpy as jnp
+    from pymc.sampling.jax import get_jaxified_logp
+
+    jax.config.update("jax_enable_x64", True)
+    x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
+    pymc_logp = get_jaxified_logp(model)
+
+    def as_list(xs):
+        return pymc_logp(list(xs))
+
+    vg = jax.jit(jax.value_and_grad(as_list))
+    if hand:
+        hand_vg = jax.jit(jax.value_and_grad(hand_written_logp(model)))
+        _check_hand(vg, hand_vg, x)
+        vg = hand_vg
+
+    def call():
+        return jax.block_until_ready(vg(x))
+
+    return call
+
+
+def _functions(model, backends) -> tuple[dict, dict]:
+    """Compile each backend's value-and-gradient; return them and their compile seconds."""
+    point = model.initial_point()
+    fns, seconds = {}, {}
+    for backend in backends:
+        begin = time.perf_counter()
+        if backend == "numba":
+            call = _numba_call(model, point)
+        else:
+            call = _jax_call(model, point, hand=backend == "jax-hand")
+        call()
+        fns[backend], seconds[backend] = call, time.perf_counter() - begin
+    return fns, seconds
+
+
+def _check_hand(reference, hand, x) -> None:
+    """Raise if the hand-written gradient differs from PyMC's (values up to a constant)."""
+    rng = np.random.default_rng(0)
+    base = None
+    for trial in range(4):
+        point = x if trial == 0 else (x[0] + rng.normal(), x[1] + 2.0 * rng.normal(size=x[1].shape))
+        (v_ref, g_ref), (v_hand, g_hand) = reference(point), hand(point)
+        shift = float(v_ref) - float(v_hand)
+        base = shift if base is None else base
+        grads = [np.ravel(np.asarray(g)) for g in (*g_ref, *g_hand)]
+        ref, got = np.concatenate(grads[:2]), np.concatenate(grads[2:])
+        if abs(shift - base) > 1e-6 * abs(float(v_ref)) or not np.allclose(
+            got, ref, rtol=1e-8, atol=1e-8
+        ):
+            raise RuntimeError("the hand-written log-density differs from the model's")
+
+
+def measure(case: str, d: int | None, repeat: int, seconds: float, backends) -> list[dict]:
+    """Time one case on every backend, rounds in turn; return one row per backend."""
     from bayesldp.models import dirichlet
 
     if case not in ("zipf", "wordfreq"):
         raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
     data, m = bayes_layer_speed.case_measurement(case, 0, d)
     model = dirichlet.build_dirichlet_model(m)
-    begin = time.perf_counter()
-    fn = model.compile_fn([model.logp(), model.dlogp()], mode="NUMBA")
-    point = model.initial_point()
-    fn(point)
-    compile_seconds = time.perf_counter() - begin
-    # calls per round: about `seconds` of work
-    begin = time.perf_counter()
-    fn(point)
-    calls = max(5, int(seconds / max(time.perf_counter() - begin, 1e-6)))
-    rounds = []
-    for _ in range(repeat):
+    fns, compile_seconds = _functions(model, backends)
+    calls = {}
+    for backend, call in fns.items():  # calls per round: about `seconds` of work
         begin = time.perf_counter()
-        for _ in range(calls):
-            fn(point)
-        rounds.append((time.perf_counter() - begin) / calls)
-    return {
-        "case": case,
-        "d": data.d,
-        "ms_per_evaluation": 1e3 * min(rounds),
-        "ms_median": 1e3 * sorted(rounds)[len(rounds) // 2],
-        "calls_per_round": calls,
-        "rounds": repeat,
-        "compile_seconds": compile_seconds,
-        "load": os.getloadavg()[0],
-    }
+        call()
+        calls[backend] = max(5, int(seconds / max(time.perf_counter() - begin, 1e-6)))
+    rounds: dict[str, list[float]] = {b: [] for b in fns}
+    load = os.getloadavg()[0]
+    for _ in range(repeat):
+        for backend, call in fns.items():
+            begin = time.perf_counter()
+            for _ in range(calls[backend]):
+                call()
+            rounds[backend].append((time.perf_counter() - begin) / calls[backend])
+    return [
+        {
+            "case": case,
+            "d": data.d,
+            "backend": backend,
+            "ms_per_evaluation": 1e3 * min(times),
+            "ms_median": 1e3 * sorted(times)[len(times) // 2],
+            "calls_per_round": calls[backend],
+            "rounds": repeat,
+            "compile_seconds": compile_seconds[backend],
+            "load": load,
+            "load_after": os.getloadavg()[0],
+        }
+        for backend, times in rounds.items()
+    ]
 
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Measure every case; write ``OUT/NAME.csv``."""
     rows: list[dict] = []
     for case in args.cases:
-        results_table.report(measure(case, args.d, args.repeat, args.seconds), rows)
+        for row in measure(case, args.d, args.repeat, args.seconds, args.backends):
+            results_table.report(row, rows)
     results_table.write_rows(rows, args)
     return rows
 
@@ -71,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=["zipf", "wordfreq"])
     parser.add_argument("--d", type=int, help="domain size (default: the case's)")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["numba"])
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
     results_table.add_output_arguments(parser, "gradient_cost")

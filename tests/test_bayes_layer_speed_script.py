@@ -70,6 +70,40 @@ def test_gradient_cost_tiny():
     assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0
 
 
+def test_gradient_cost_hand_written_jax_form_is_the_models_density():
+    """The what-if is timed only after its value and gradient match PyMC's; a wrong one fails."""
+    pytest.importorskip("jax")
+    import jax
+    import jax.numpy as jnp
+
+    from bayesldp.models import dirichlet
+
+    jax.config.update("jax_enable_x64", True)  # as the script and PyMC's samplers do
+    bench = load_benchmark("gradient_cost")
+    row = run_script(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--seconds",
+        "0.02", "--backends", "jax", "jax-hand", "--out", "",
+    )  # fmt: skip
+    assert row["backend"] == "jax-hand" and row["ms_per_evaluation"] > 0
+    _, m = bench.bayes_layer_speed.case_measurement("zipf", 0, 12)
+    model = dirichlet.build_dirichlet_model(m)
+    point = model.initial_point()
+    x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
+    logp = bench.hand_written_logp(model)
+    value_and_grad = jax.jit(jax.value_and_grad(logp))
+    from pymc.sampling.jax import get_jaxified_logp
+
+    pymc_logp = get_jaxified_logp(model)
+    reference = jax.jit(jax.value_and_grad(lambda xs: pymc_logp(list(xs))))
+    bench._check_hand(reference, value_and_grad, x)  # passes
+
+    def wrong(xs):  # the concentration's prior left out
+        return logp(xs) + 0.5 * xs[0] ** 2
+
+    with pytest.raises(RuntimeError, match="differs"):
+        bench._check_hand(reference, jax.jit(jax.value_and_grad(wrong)), x)
+
+
 def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp_path):
     # through main(), so the options must reach the per-case process
     cmd = [
