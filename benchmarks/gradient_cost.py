@@ -110,7 +110,7 @@ def _jax_call(model, point, hand: bool):
     vg = jax.jit(jax.value_and_grad(as_list))
     if hand:
         hand_vg = jax.jit(jax.value_and_grad(hand_written_logp(model)))
-        _check_hand(vg, hand_vg, x)
+        check_hand_written(vg, hand_vg, x)
         vg = hand_vg
 
     def call():
@@ -134,7 +134,7 @@ def _functions(model, backends) -> tuple[dict, dict]:
     return fns, seconds
 
 
-def _check_hand(reference, hand, x) -> None:
+def check_hand_written(reference, hand, x) -> None:
     """Raise if the hand-written gradient differs from PyMC's (values up to a constant)."""
     rng = np.random.default_rng(0)
     base = None

@@ -95,13 +95,13 @@ def test_gradient_cost_hand_written_jax_form_is_the_models_density():
 
     pymc_logp = get_jaxified_logp(model)
     reference = jax.jit(jax.value_and_grad(lambda xs: pymc_logp(list(xs))))
-    bench._check_hand(reference, value_and_grad, x)  # passes
+    bench.check_hand_written(reference, value_and_grad, x)  # passes
 
     def wrong(xs):  # the concentration's prior left out
         return logp(xs) + 0.5 * xs[0] ** 2
 
     with pytest.raises(RuntimeError, match="differs"):
-        bench._check_hand(reference, jax.jit(jax.value_and_grad(wrong)), x)
+        bench.check_hand_written(reference, jax.jit(jax.value_and_grad(wrong)), x)
 
 
 def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp_path):
