@@ -26,8 +26,9 @@ on a new machine, so nutpie compiles from scratch (JAX keeps no cache across pro
 ``--sampler-kwargs`` passes a JSON dict to :func:`bayesldp.models.fit`'s
 ``sampler_kwargs`` (e.g. nutpie's tree-depth cap); ``--concentration`` fixes the
 Dirichlet's concentration ``a`` at a value (zipf and wordfreq only), to see how much
-of the sampler's work the hyperparameter causes; ``--kink normal`` fits the what-if
-coordinates of ``benchmarks/kink_normal.py`` instead of the library's (zipf, wordfreq).
+of the sampler's work the hyperparameter causes; ``--kink normal`` and ``--kink square``
+fit the what-if coordinates of ``benchmarks/kink_normal.py`` and ``kink_square.py``
+instead of the library's (zipf, wordfreq).
 """
 
 from __future__ import annotations
@@ -111,13 +112,15 @@ def run_case(
         raise ValueError("--concentration and --kink apply to the zipf and wordfreq cases only")
     if kink != "logistic":  # a what-if map: benchmarks/kink_normal.py or transport_map.py
         if __package__:
-            from benchmarks import kink_normal, transport_map
+            from benchmarks import kink_normal, kink_square, transport_map
         else:  # run as a script: its folder is on sys.path
             import kink_normal
+            import kink_square
             import transport_map
 
         module, label = {
             "normal": (kink_normal, "normal kink"),
+            "square": (kink_square, "square kink"),
             "transport": (transport_map, "transport map"),
         }[kink]
         model = module.build_model(m)
@@ -269,7 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--concentration", type=float, help="fix the Dirichlet's a (zipf, wordfreq)"
     )
-    parser.add_argument("--kink", choices=["logistic", "normal", "transport"], default="logistic")
+    parser.add_argument(
+        "--kink", choices=["logistic", "normal", "square", "transport"], default="logistic"
+    )
     parser.add_argument(
         "--cold", action="store_true", help="an empty PyTensor cache per case (a new machine)"
     )

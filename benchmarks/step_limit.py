@@ -22,13 +22,16 @@ set it. ``leapfrog_gaussian.py`` gives the same for an ideal Gaussian target.
 What-if options, for designing coordinates without running NUTS: ``--kink normal``
 replaces the kink's log-sigmoid :math:`\log\sigma(z)` (``-softplus(-z)``, whose tail
 is linear, so the prior's tail is exponential in ``u``) by the normal log-CDF
-:math:`\log\Phi(z)` (a Gaussian tail in ``u``); ``--sharpness TAIL PEAK`` sets one
+:math:`\log\Phi(z)` (a Gaussian tail in ``u``), ``--kink square`` by
+:math:`-\mathrm{softplus}(-z)^2/2` (a Gaussian tail too, at a softplus's cost;
+``kink_square.py``); ``--sharpness TAIL PEAK`` sets one
 sharpness for the items that start in the tail and one for the others instead of
 :func:`~bayesldp.models.dirichlet.kink_sharpness`. Neither is what the library samples.
 
     python benchmarks/step_limit.py --cases zipf wordfreq
     python benchmarks/step_limit.py --cases zipf --d 4096 --steps 0.1 0.15 0.2
     python benchmarks/step_limit.py --cases wordfreq --kink normal --sharpness 1.5 1.5
+    python benchmarks/step_limit.py --cases wordfreq --kink square --mass var
     python benchmarks/step_limit.py --cases wordfreq --kink normal --sharpness 1 1.5 \
         --constants KINK_FLOOR=0.05
 
@@ -47,11 +50,12 @@ import numpy as np
 from scipy.special import log_ndtr
 
 if __package__:  # imported as benchmarks.step_limit
-    from benchmarks import kink_normal, transport_map
+    from benchmarks import kink_normal, kink_square, transport_map
     from benchmarks.bayes_layer_speed import case_measurement
     from benchmarks.results_table import add_output_arguments, report, write_rows
 else:  # run as a script: its folder is on sys.path
     import kink_normal
+    import kink_square
     import transport_map
     from bayes_layer_speed import case_measurement
     from results_table import add_output_arguments, report, write_rows
@@ -71,6 +75,10 @@ def kink_terms(z, kink: str):
     if kink == "logistic":  # g = log sigmoid(z) = -softplus(-z)
         sig = 0.5 * (1.0 + np.tanh(-0.5 * z))  # sigmoid(-z) = g'
         return -np.logaddexp(0.0, -z), sig, -sig * (1.0 - sig)
+    if kink == "square":  # g = -softplus(-z)^2 / 2: a Gaussian tail at a softplus's cost
+        sig = 0.5 * (1.0 + np.tanh(-0.5 * z))
+        soft = np.logaddexp(0.0, -z)
+        return -0.5 * soft * soft, soft * sig, -sig * sig - soft * sig * (1.0 - sig)
     log_cdf = log_ndtr(z)  # g = log Phi(z); g' is the inverse Mills ratio
     mills = np.exp(-0.5 * z * z - 0.5 * math.log(2.0 * math.pi) - log_cdf)
     return log_cdf, mills, -mills * (z + mills)
@@ -107,6 +115,8 @@ def energy_errors(
         hints = transport_map.transport_hints(m, a0=concentration)
     elif kink == "normal":  # the sharpness rule bayes_layer_speed.py --kink normal fits
         hints = kink_normal.normal_kink_hints(m)
+    elif kink == "square":
+        hints = kink_square.square_kink_hints(m)
     else:
         hints = dirichlet.parametrization_hints(m)
     # where each item starts (the transport map's hints have no start: take the library's)
@@ -263,7 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reps", type=int, default=64, help="trajectories per item")
     parser.add_argument("--concentration", type=float, help="a (default: the moment start)")
     parser.add_argument("--mass", choices=["grad", "var"], default="grad")
-    parser.add_argument("--kink", choices=["logistic", "normal", "transport"], default="logistic")
+    parser.add_argument(
+        "--kink", choices=["logistic", "normal", "square", "transport"], default="logistic"
+    )
     parser.add_argument(
         "--sharpness", nargs=2, type=float, metavar=("TAIL", "PEAK"), help="instead of the rule"
     )

@@ -221,7 +221,7 @@ def test_step_limit_per_item_density_matches_the_model_and_its_gradient():
     np.testing.assert_allclose(grad, (up - down) / 2e-6, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("kink", ["logistic", "normal"])
+@pytest.mark.parametrize("kink", ["logistic", "normal", "square"])
 def test_step_limit_kink_shapes_and_their_derivatives(kink):
     # g' is the Jacobian's kink term and g'' its derivative: finite differences of g
     import numpy as np
@@ -232,39 +232,39 @@ def test_step_limit_kink_shapes_and_their_derivatives(kink):
     up, down = step_limit.kink_terms(z + 1e-5, kink), step_limit.kink_terms(z - 1e-5, kink)
     np.testing.assert_allclose(slope, (up[0] - down[0]) / 2e-5, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(bend, (up[1] - down[1]) / 2e-5, rtol=1e-5, atol=1e-7)
-    # both rise to 0 above the kink; below it the log-sigmoid is linear, log Phi quadratic
+    # all rise to 0 above the kink; below it the log-sigmoid is linear, log Phi and the
+    # squared softplus quadratic
     assert abs(g[-1]) < 1e-3 and np.all(np.diff(g) > 0)
     expected_tail = z[0] if kink == "logistic" else -0.5 * z[0] ** 2
     assert g[0] == pytest.approx(expected_tail, rel=0.15)
 
 
-def test_kink_normal_density_is_the_dirichlet():
-    # the what-if map keeps the law of f: scipy's Dirichlet plus the change of variables
+@pytest.mark.parametrize("kink", ["normal", "square"])
+def test_what_if_kink_density_is_the_dirichlet(kink):
+    # each what-if map keeps the law of f: scipy's Dirichlet plus the change of variables
     # (finite-difference Jacobian), up to the constant of the unused reference slot
     import numpy as np
     import pymc as pm
-    from scipy import special, stats
+    from scipy import stats
 
     import bayesldp
 
-    kink_normal = load_benchmark("kink_normal")
+    module = load_benchmark(f"kink_{kink}")
+    step_limit = load_benchmark("step_limit")
     counts = np.array([40_000, 25_000, 20_000, 10_000, 4_000, 1_000, 0, 0])
     m = bayesldp.OUE(1.0, 8).simulate(counts, np.random.default_rng(2))
     alpha = 0.05
-    hints = kink_normal.normal_kink_hints(m)
+    hints = getattr(module, f"{kink}_kink_hints")(m)
     assert np.unique(hints["sharpness"].round(6)).size > 1
     with pm.Model() as model:
-        kink_normal.normal_kink_simplex("f", alpha, m)
+        getattr(module, f"{kink}_kink_simplex")("f", alpha, m)
     logp = model.compile_logp()
     ref = int(np.argmax(hints["reference"]))
     k = hints["sharpness"]
 
     def y_of(u):
-        y = (
-            hints["centre"]
-            + hints["width"] * u
-            + special.log_ndtr(k * (u - hints["kink"])) / (k * alpha)
-        )
+        shape, _, _ = step_limit.kink_terms(k * (u - hints["kink"]), kink)
+        y = hints["centre"] + hints["width"] * u + shape / (k * alpha)
         y[ref] = 0.0
         return y
 
