@@ -94,6 +94,7 @@ def run_case(
     sampler_kwargs: dict | None = None,
     concentration: float | None = None,
     kink: str = "logistic",
+    tabulated_mass: bool = False,
 ) -> dict:
     """Run one case in this process; return its timings and accuracy."""
     import warnings
@@ -138,6 +139,12 @@ def run_case(
     else:
         model = hierarchical.build_hier_model(m, groups)
         method = "bayes-hier"
+    if tabulated_mass:  # NumPyro only: a fixed mass matrix instead of its adaptation
+        if case not in ("zipf", "wordfreq") or concentration is not None:
+            raise ValueError("--tabulated-mass applies to bayes-dirichlet on zipf and wordfreq")
+        nuts = {"inverse_mass_matrix": tabulated_inverse_mass(model, m, kink)}
+        nuts["adapt_mass_matrix"] = False
+        sampler_kwargs = {**(sampler_kwargs or {}), "nuts_sampler_kwargs": {"nuts_kwargs": nuts}}
     ready = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
@@ -157,7 +164,8 @@ def run_case(
         "n": data.n,
         "draws": draws,
         "tune": tune,
-        "sampler_kwargs": json.dumps(sampler_kwargs or {}),
+        "sampler_kwargs": json.dumps(sampler_kwargs or {}, default=lambda _: "array"),
+        "tabulated_mass": tabulated_mass,
         "fixed_concentration": concentration,
         "kink": kink,
         "seconds_total": done - START,
@@ -218,6 +226,47 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
     }
 
 
+def tabulated_inverse_mass(model, m, kink: str):
+    """NumPyro's diagonal inverse mass for bayes-dirichlet, without adaptation.
+
+    Each item's from its tabulated one-dimensional posterior at the start of the
+    concentration (``step_limit.item_inverse_mass``: ``sqrt(var / var(grad))``, what
+    nutpie's adaptation aims at); ``log_a_offset``'s is its conditional variance at the
+    initial point (a finite-difference second derivative). In ``model.value_vars`` order.
+    """
+    import math
+
+    import numpy as np
+
+    from bayesldp.models import dirichlet
+
+    if __package__:
+        from benchmarks import kink_normal, kink_square, step_limit
+    else:  # run as a script: its folder is on sys.path
+        import kink_normal
+        import kink_square
+        import step_limit
+
+    hints = {
+        "logistic": dirichlet.parametrization_hints,
+        "normal": kink_normal.normal_kink_hints,
+        "square": kink_square.square_kink_hints,
+    }[kink](m)
+    a = math.exp(dirichlet.concentration_start(m))
+    items = step_limit.item_inverse_mass(m, hints, a, kink)
+    logp = model.compile_logp()
+    point = model.initial_point()
+    h = 1e-3
+    values = []
+    for shift in (-h, 0.0, h):
+        moved = dict(point, log_a_offset=point["log_a_offset"] + shift)
+        values.append(float(logp(moved)))
+    curvature = (values[0] - 2 * values[1] + values[2]) / h**2
+    offset = 1.0 / max(-curvature, 1e-12)
+    parts = {"log_a_offset": np.array([offset]), "f_t": items}
+    return np.concatenate([parts[v.name] for v in model.value_vars])
+
+
 def main(args: argparse.Namespace):
     """Run every requested case in a fresh process and write the table."""
     rows: list[dict] = []
@@ -237,6 +286,8 @@ def main(args: argparse.Namespace):
                     if args.concentration is not None:
                         cmd += ["--concentration", str(args.concentration)]
                     cmd += ["--kink", args.kink]
+                    if args.tabulated_mass:
+                        cmd += ["--tabulated-mass"]
                     load = os.getloadavg()[0]
                     with results_table.child_environment(args.cold) as env:
                         result = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -276,6 +327,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--kink", choices=["logistic", "normal", "square", "transport"], default="logistic"
     )
     parser.add_argument(
+        "--tabulated-mass", action="store_true",
+        help="NumPyro: fix the mass matrix from the items' tabulated posteriors",
+    )  # fmt: skip
+    parser.add_argument(
         "--cold", action="store_true", help="an empty PyTensor cache per case (a new machine)"
     )
     results_table.add_output_arguments(parser, "bayes_layer_speed")
@@ -289,6 +344,7 @@ if __name__ == "__main__":
         row = run_case(
             parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune,
             parsed.d, parsed.sampler_kwargs, parsed.concentration, parsed.kink,
+            parsed.tabulated_mass,
         )  # fmt: skip
         print(json.dumps(row, default=float))
     else:

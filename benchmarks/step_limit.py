@@ -104,6 +104,43 @@ def item_terms(u, hints, a, lse, c, n, p, q, kink: str = "logistic"):
     return logp, jac * dlik_dy + dlogjac
 
 
+def grid_moments(logp, grad, mass: str = "grad"):
+    """Normalised weights of items' densities on :data:`GRID` and their inverse masses.
+
+    ``logp`` and ``grad`` have one row per item; the inverse mass is nutpie's choice,
+    ``sqrt(var(u) / var(grad))``, with ``mass="grad"``, or the variance (Stan's and
+    NumPyro's) with ``mass="var"``.
+    """
+    weights = np.exp(logp - logp.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    mean = (weights * GRID).sum(axis=1)
+    var = (weights * (GRID - mean[:, None]) ** 2).sum(axis=1)
+    gmean = (weights * grad).sum(axis=1)
+    gvar = (weights * (grad - gmean[:, None]) ** 2).sum(axis=1)
+    return weights, (np.sqrt(var / gvar) if mass == "grad" else var)
+
+
+def item_inverse_mass(m, hints, a: float, kink: str = "logistic", mass: str = "grad", chunk=500):
+    """Each item's inverse mass from its tabulated posterior (:func:`grid_moments`).
+
+    The concentration ``a`` and the normaliser are held where :func:`energy_errors` holds
+    them; the reference item's unused slot gets 1.
+    """
+    ref = int(np.argmax(hints["reference"]))
+    lse = -math.log(max(m.estimates[ref], 1e-12))
+    counts = m.support_counts.astype(float)
+    out = np.ones(m.domain_size)
+    keep = np.flatnonzero(hints["reference"] == 0)
+    for lo in range(0, keep.size, chunk):
+        idx = keep[lo : lo + chunk]
+        col = {key: hints[key][idx, None] for key in ("sharpness", "width", "kink", "centre")}
+        logp, grad = item_terms(
+            GRID[None, :], col, a, lse, counts[idx, None], float(m.n), m.p, m.q, kink
+        )
+        out[idx] = grid_moments(logp, grad, mass)[1]
+    return out
+
+
 def energy_errors(
     m, steps, reps, rng, concentration=None, mass="grad", chunk=500, kink="logistic",
     sharpness=None,
@@ -152,13 +189,7 @@ def energy_errors(
             logp, grad = item_terms(
                 GRID[None, :], col, a, lse, counts[idx, None], float(m.n), m.p, m.q, kink
             )
-        weights = np.exp(logp - logp.max(axis=1, keepdims=True))
-        weights /= weights.sum(axis=1, keepdims=True)
-        mean = (weights * GRID).sum(axis=1)
-        var = (weights * (GRID - mean[:, None]) ** 2).sum(axis=1)
-        gmean = (weights * grad).sum(axis=1)
-        gvar = (weights * (grad - gmean[:, None]) ** 2).sum(axis=1)
-        m_inv = np.sqrt(var / gvar) if mass == "grad" else var
+        weights, m_inv = grid_moments(logp, grad, mass)
         cdf = np.cumsum(weights, axis=1)
         uniform = rng.random((idx.size, reps))
         start = np.stack([np.interp(uniform[i], cdf[i], GRID) for i in range(idx.size)]).T

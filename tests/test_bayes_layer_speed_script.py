@@ -410,3 +410,54 @@ def test_transport_map_gaussianises_well_measured_items_and_stays_increasing():
     for alpha in (0.1 * a0, a0, 10 * a0):
         _, slope, _ = transport_map.map_values(hints, wide, every, alpha)
         assert np.all(slope > 0)
+
+
+def test_tabulated_mass_is_each_items_variance_and_numpyro_runs_with_it():
+    # the what-if's inverse mass (mass="var") is the variance of each item's density
+    # (step_limit.item_terms, itself checked against the model above), here by quadrature;
+    # then NumPyro runs with it fixed
+    pytest.importorskip("numpyro")
+    import math
+
+    import numpy as np
+    from scipy import integrate
+
+    import bayesldp
+    from bayesldp.models import dirichlet
+
+    step_limit = load_benchmark("step_limit")
+    counts = np.array([400_000, 250_000, 200_000, 100_000, 40_000, 10_000, 0])
+    m = bayesldp.OUE(1.0, 7).simulate(counts, np.random.default_rng(1))
+    hints = dirichlet.parametrization_hints(m)
+    a = math.exp(dirichlet.concentration_start(m))
+    inverse = step_limit.item_inverse_mass(m, hints, a, mass="var", chunk=2)
+    ref = int(np.argmax(hints["reference"]))
+    assert inverse[ref] == 1.0
+    lse = -math.log(m.estimates[ref])
+    c, n = m.support_counts.astype(float), float(m.n)
+    for v in set(range(7)) - {ref}:
+        row = {key: hints[key][v : v + 1] for key in ("sharpness", "width", "kink", "centre")}
+
+        def log_density(u, v=v, row=row):
+            lp, _ = step_limit.item_terms(np.atleast_1d(u), row, a, lse, c[v], n, m.p, m.q)
+            return lp
+
+        table = log_density(step_limit.GRID)
+        mode, shift = step_limit.GRID[np.argmax(table)], float(table.max())
+
+        def density(u, shift):
+            return math.exp(log_density(u)[0] - shift)
+
+        moments = [
+            integrate.quad(lambda u, j=j, s=shift: u**j * density(u, s), -40, 40,
+                           points=[mode], limit=400)[0]
+            for j in range(3)
+        ]  # fmt: skip
+        variance = moments[2] / moments[0] - (moments[1] / moments[0]) ** 2
+        assert inverse[v] == pytest.approx(variance, rel=1e-3), v
+    row = run_script(
+        "bayes_layer_speed.py", "--run", "zipf", "--d", "12", "--draws", "30", "--tune", "30",
+        "--sampler", "numpyro", "--tabulated-mass",
+    )  # fmt: skip
+    assert row["tabulated_mass"] is True and abs(row["sum"] - 1.0) < 1e-9
+    assert '"nuts_kwargs"' in row["sampler_kwargs"]
