@@ -18,6 +18,7 @@ Full-domain MSE is reported beside norm-sub and power-ns on the same measurement
     python benchmarks/bayes_layer_speed.py --cases wordfreq --sampler-kwargs '{"maxdepth": 5}'
     python benchmarks/bayes_layer_speed.py --cases zipf --d 16384 --concentration 0.00111
     python benchmarks/bayes_layer_speed.py --cases wordfreq --kink normal
+    python benchmarks/bayes_layer_speed.py --cases zipf --samplers numpyro --tabulated-mass
     python benchmarks/bayes_layer_speed.py --cases wordfreq --samplers numpyro nutpie --cold
 
 ``--cold`` gives each case an empty PyTensor compile directory (``base_compiledir``), as
@@ -28,7 +29,9 @@ on a new machine, so nutpie compiles from scratch (JAX keeps no cache across pro
 Dirichlet's concentration ``a`` at a value (zipf and wordfreq only), to see how much
 of the sampler's work the hyperparameter causes; ``--kink normal`` and ``--kink square``
 fit the what-if coordinates of ``benchmarks/kink_normal.py`` and ``kink_square.py``
-instead of the library's (zipf, wordfreq).
+instead of the library's (zipf, wordfreq); ``--tabulated-mass`` (NumPyro) fixes the mass
+matrix from the items' tabulated posteriors instead of adapting it (bayes-dirichlet on
+zipf and wordfreq).
 """
 
 from __future__ import annotations
