@@ -46,12 +46,12 @@ import time
 
 if __package__:  # imported as benchmarks.bayes_layer_speed
     from benchmarks import results_table
+    from benchmarks.speed_cases import CASES, case_measurement
 else:  # run as a script: its folder is on sys.path
     import results_table
+    from speed_cases import CASES, case_measurement
 
 START = time.perf_counter()
-
-CASES = ("zipf", "wordfreq", "hier", "uscities")
 
 
 def leapfrog_steps(idata, group: str) -> int | None:
@@ -66,24 +66,6 @@ def mean_stat(idata, name: str) -> float | None:
     if "sample_stats" not in idata.groups() or name not in idata["sample_stats"]:
         return None
     return float(idata["sample_stats"][name].values.mean())
-
-
-def case_measurement(case: str, seed: int = 0, d: int | None = None):
-    """Return a case's dataset and its OUE (eps = 1) measurement, simulated from ``seed``."""
-    import numpy as np
-
-    import bayesldp
-    from bayesldp import datasets
-
-    if case in ("zipf", "hier"):
-        data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=seed)
-    elif case == "wordfreq":
-        data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
-    elif case == "uscities":
-        data = datasets.us_cities()
-    else:
-        raise ValueError(f"unknown case {case!r}; choose one of {', '.join(CASES)}")
-    return data, bayesldp.OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(seed))
 
 
 def run_case(

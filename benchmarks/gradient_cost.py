@@ -28,10 +28,11 @@ import time
 import numpy as np
 
 if __package__:  # imported as benchmarks.gradient_cost
-    from benchmarks import bayes_layer_speed, results_table
+    from benchmarks import results_table
+    from benchmarks.speed_cases import case_measurement
 else:  # run as a script: its folder is on sys.path
-    import bayes_layer_speed
     import results_table
+    from speed_cases import case_measurement
 
 BACKENDS = ("numba", "jax", "jax-hand")
 
@@ -157,7 +158,7 @@ def measure(case: str, d: int | None, repeat: int, seconds: float, backends) -> 
 
     if case not in ("zipf", "wordfreq"):
         raise ValueError(f"unknown case {case!r}; choose zipf or wordfreq")
-    data, m = bayes_layer_speed.case_measurement(case, 0, d)
+    data, m = case_measurement(case, 0, d)
     model = dirichlet.build_dirichlet_model(m)
     fns, compile_seconds = _functions(model, backends)
     calls = {}

@@ -48,26 +48,26 @@ def log_normal_cdf(z):
     return pt.switch(z < 0, left, right)
 
 
-def normal_kink_simplex(name: str, alpha, m, *, dims=None, tail_sharpness: float = 1.5):
-    """Add ``f ~ Dirichlet(alpha)`` (symmetric) in the normal-kink coordinates."""
+def kink_simplex(name: str, alpha, hints: dict, shape, *, dims=None):
+    """Add ``f ~ Dirichlet(alpha)`` (symmetric) in a what-if kink's coordinates.
+
+    ``y = c + w u + g(z) / (k alpha)`` with ``z = k (u - kink)``; ``shape(z)`` returns
+    the PyTensor expressions ``g(z)`` and ``g'(z)``, and ``hints`` are the map's
+    :func:`~bayesldp.models.dirichlet.parametrization_hints` with its sharpness.
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
     from bayesldp.models.special import gammaln
 
-    d = m.domain_size
-    hints = {
-        key: pm.Data(f"{name}_{key}", value)
-        for key, value in normal_kink_hints(m, tail_sharpness).items()
-    }
+    d = hints["centre"].size
+    hints = {key: pm.Data(f"{name}_{key}", value) for key, value in hints.items()}
     k, free = hints["sharpness"], 1.0 - hints["reference"]
     t = pm.Flat(f"{name}_t", shape=d)
     u = t + hints["start"]
-    z = k * (u - hints["kink"])
-    log_cdf = log_normal_cdf(z)
-    mills = pt.exp(-0.5 * z**2 - 0.5 * math.log(2.0 * math.pi) - log_cdf)
-    y = free * (hints["centre"] + hints["width"] * u + log_cdf / (k * alpha))
-    log_jac = pt.sum(free * pt.log(hints["width"] + mills / alpha))
+    g, slope = shape(k * (u - hints["kink"]))
+    y = free * (hints["centre"] + hints["width"] * u + g / (k * alpha))
+    log_jac = pt.sum(free * pt.log(hints["width"] + slope / alpha))
     log_f = y - pt.logsumexp(y)
     f = pm.Deterministic(name, pt.exp(log_f), dims=dims)
     log_prior = alpha * pt.sum(log_f) + gammaln(d * alpha) - d * gammaln(alpha)
@@ -76,8 +76,24 @@ def normal_kink_simplex(name: str, alpha, m, *, dims=None, tail_sharpness: float
     return f
 
 
-def build_model(m, tail_sharpness: float = 1.5):
-    """bayes-dirichlet's model (same prior on log a, same likelihood) with this map."""
+def normal_shape(z):
+    """``log Phi(z)`` and its derivative, the inverse Mills ratio (PyTensor)."""
+    import pytensor.tensor as pt
+
+    log_cdf = log_normal_cdf(z)
+    return log_cdf, pt.exp(-0.5 * z**2 - 0.5 * math.log(2.0 * math.pi) - log_cdf)
+
+
+def normal_kink_simplex(name: str, alpha, m, *, dims=None, tail_sharpness: float = 1.5):
+    """Add ``f ~ Dirichlet(alpha)`` (symmetric) in the normal-kink coordinates."""
+    return kink_simplex(name, alpha, normal_kink_hints(m, tail_sharpness), normal_shape, dims=dims)
+
+
+def build_model(m, simplex=normal_kink_simplex):
+    """bayes-dirichlet's model (same prior on log a, same likelihood) with a what-if map.
+
+    ``simplex(name, a, m, dims=...)`` adds ``f``: by default this module's normal kink.
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -86,6 +102,6 @@ def build_model(m, tail_sharpness: float = 1.5):
     with pm.Model(coords={"item": np.arange(m.domain_size)}) as model:
         log_a = dirichlet.log_concentration("log_a", (0.0, 2.0), m)
         a = pm.Deterministic("a", pt.exp(log_a))
-        f = normal_kink_simplex("f", a, m, dims="item", tail_sharpness=tail_sharpness)
+        f = simplex("f", a, m, dims="item")
         ldp_likelihood("counts", f, m)
     return model

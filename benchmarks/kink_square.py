@@ -18,6 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+if __package__:  # imported as benchmarks.kink_square
+    from benchmarks import kink_normal
+else:  # run as a script's sibling: its folder is on sys.path
+    import kink_normal
+
 #: Sharpness of the items that start in the tail: the prior's tail is then Gaussian in
 #: ``u`` with standard deviation ``1 / sqrt(k)``. Screened with ``step_limit.py --kink
 #: square --sharpness TAIL PEAK`` on wordfreq (a = 0.00424; tail 1, 1.5, 2, 2.5, 3, 3.5
@@ -45,40 +50,19 @@ def square_kink_hints(
     return hints
 
 
-def square_kink_simplex(name: str, alpha, m, *, dims=None):
-    """Add ``f ~ Dirichlet(alpha)`` (symmetric) in the square-kink coordinates."""
-    import pymc as pm
+def square_shape(z):
+    """``-softplus(-z)^2 / 2`` and its derivative ``softplus(-z) sigmoid(-z)`` (PyTensor)."""
     import pytensor.tensor as pt
 
-    from bayesldp.models.special import gammaln
-
-    d = m.domain_size
-    hints = {key: pm.Data(f"{name}_{key}", value) for key, value in square_kink_hints(m).items()}
-    k, free = hints["sharpness"], 1.0 - hints["reference"]
-    t = pm.Flat(f"{name}_t", shape=d)
-    u = t + hints["start"]
-    z = k * (u - hints["kink"])
     soft = pt.softplus(-z)
-    y = free * (hints["centre"] + hints["width"] * u - 0.5 * soft * soft / (k * alpha))
-    log_jac = pt.sum(free * pt.log(hints["width"] + soft * pt.sigmoid(-z) / alpha))
-    log_f = y - pt.logsumexp(y)
-    f = pm.Deterministic(name, pt.exp(log_f), dims=dims)
-    log_prior = alpha * pt.sum(log_f) + gammaln(d * alpha) - d * gammaln(alpha)
-    unused = -0.5 * pt.sum(hints["reference"] * t**2)
-    pm.Potential(f"{name}_prior", log_prior + log_jac + unused)
-    return f
+    return -0.5 * soft * soft, soft * pt.sigmoid(-z)
+
+
+def square_kink_simplex(name: str, alpha, m, *, dims=None):
+    """Add ``f ~ Dirichlet(alpha)`` (symmetric) in the square-kink coordinates."""
+    return kink_normal.kink_simplex(name, alpha, square_kink_hints(m), square_shape, dims=dims)
 
 
 def build_model(m):
     """bayes-dirichlet's model (same prior on log a, same likelihood) with this map."""
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    from bayesldp.models import dirichlet, ldp_likelihood
-
-    with pm.Model(coords={"item": np.arange(m.domain_size)}) as model:
-        log_a = dirichlet.log_concentration("log_a", (0.0, 2.0), m)
-        a = pm.Deterministic("a", pt.exp(log_a))
-        f = square_kink_simplex("f", a, m, dims="item")
-        ldp_likelihood("counts", f, m)
-    return model
+    return kink_normal.build_model(m, square_kink_simplex)

@@ -51,14 +51,14 @@ from scipy.special import log_ndtr
 
 if __package__:  # imported as benchmarks.step_limit
     from benchmarks import kink_normal, kink_square, transport_map
-    from benchmarks.bayes_layer_speed import case_measurement
     from benchmarks.results_table import add_output_arguments, report, write_rows
+    from benchmarks.speed_cases import case_measurement
 else:  # run as a script: its folder is on sys.path
     import kink_normal
     import kink_square
     import transport_map
-    from bayes_layer_speed import case_measurement
     from results_table import add_output_arguments, report, write_rows
+    from speed_cases import case_measurement
 
 #: Grid of the sampled coordinate, wide enough for the prior's tail (rate 1 below the
 #: kink) and the peak (unit scale above it).

@@ -28,6 +28,11 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
+if __package__:  # imported as benchmarks.transport_map
+    from benchmarks import kink_normal
+else:  # run as a script's sibling: its folder is on sys.path
+    import kink_normal
+
 #: Knots of the map in the sampled coordinate.
 KNOTS = np.linspace(-5.0, 5.0, 41)
 #: Grid of the library's coordinate on which each item's posterior is tabulated.
@@ -171,17 +176,7 @@ def transport_simplex(name: str, alpha, m, *, dims=None):
 
 def build_model(m):
     """bayes-dirichlet's model (same prior on log a, same likelihood) with this map."""
-    import pymc as pm
-    import pytensor.tensor as pt
-
-    from bayesldp.models import dirichlet, ldp_likelihood
-
-    with pm.Model(coords={"item": np.arange(m.domain_size)}) as model:
-        log_a = dirichlet.log_concentration("log_a", (0.0, 2.0), m)
-        a = pm.Deterministic("a", pt.exp(log_a))
-        f = transport_simplex("f", a, m, dims="item")
-        ldp_likelihood("counts", f, m)
-    return model
+    return kink_normal.build_model(m, transport_simplex)
 
 
 def table_terms(hints, t, rows):

@@ -85,7 +85,7 @@ def test_gradient_cost_hand_written_jax_form_is_the_models_density():
         "0.02", "--backends", "jax", "jax-hand", "--out", "",
     )  # fmt: skip
     assert row["backend"] == "jax-hand" and row["ms_per_evaluation"] > 0
-    _, m = bench.bayes_layer_speed.case_measurement("zipf", 0, 12)
+    _, m = load_benchmark("speed_cases").case_measurement("zipf", 0, 12)
     model = dirichlet.build_dirichlet_model(m)
     point = model.initial_point()
     x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
