@@ -125,8 +125,12 @@ def run_case(
         model = hierarchical.build_hier_model(m, groups)
         method = "bayes-hier"
     if tabulated_mass:  # NumPyro only: a fixed mass matrix instead of its adaptation
-        if case not in ("zipf", "wordfreq") or concentration is not None:
-            raise ValueError("--tabulated-mass applies to bayes-dirichlet on zipf and wordfreq")
+        if case not in ("zipf", "wordfreq") or concentration is not None or kink == "transport":
+            raise ValueError(
+                "--tabulated-mass applies to bayes-dirichlet on zipf and wordfreq, with a kink"
+            )
+        if sampler != "numpyro":
+            raise ValueError("--tabulated-mass needs --sampler numpyro (a NumPyro setting)")
         nuts = {"inverse_mass_matrix": tabulated_inverse_mass(model, m, kink)}
         nuts["adapt_mass_matrix"] = False
         sampler_kwargs = {**(sampler_kwargs or {}), "nuts_sampler_kwargs": {"nuts_kwargs": nuts}}
@@ -226,17 +230,11 @@ def tabulated_inverse_mass(model, m, kink: str):
     from bayesldp.models import dirichlet
 
     if __package__:
-        from benchmarks import kink_normal, kink_square, step_limit
+        from benchmarks import step_limit
     else:  # run as a script: its folder is on sys.path
-        import kink_normal
-        import kink_square
         import step_limit
 
-    hints = {
-        "logistic": dirichlet.parametrization_hints,
-        "normal": kink_normal.normal_kink_hints,
-        "square": kink_square.square_kink_hints,
-    }[kink](m)
+    hints = step_limit.kink_hints(m, kink)
     a = math.exp(dirichlet.concentration_start(m))
     items = step_limit.item_inverse_mass(m, hints, a, kink)
     logp = model.compile_logp()

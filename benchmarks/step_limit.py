@@ -141,6 +141,24 @@ def item_inverse_mass(m, hints, a: float, kink: str = "logistic", mass: str = "g
     return out
 
 
+def kink_hints(m, kink: str = "logistic", concentration: float | None = None) -> dict:
+    """Return the hints of a map: the library's (``"logistic"``) or a what-if's.
+
+    The normal and square kinks take their own sharpness rules (``kink_normal.py``,
+    ``kink_square.py``, as ``bayes_layer_speed.py --kink`` fits them); the transport map
+    is tabulated at ``concentration`` (default: the moment start).
+    """
+    from bayesldp.models import dirichlet
+
+    if kink == "transport":
+        return transport_map.transport_hints(m, a0=concentration)
+    if kink == "normal":
+        return kink_normal.normal_kink_hints(m)
+    if kink == "square":
+        return kink_square.square_kink_hints(m)
+    return dirichlet.parametrization_hints(m)
+
+
 def energy_errors(
     m, steps, reps, rng, concentration=None, mass="grad", chunk=500, kink="logistic",
     sharpness=None,
@@ -148,14 +166,7 @@ def energy_errors(
     """Per-item energy errors, shape ``(len(steps), reps, d - 1)``, and the item table."""
     from bayesldp.models import dirichlet
 
-    if kink == "transport":  # tabulated at the concentration the screen holds
-        hints = transport_map.transport_hints(m, a0=concentration)
-    elif kink == "normal":  # the sharpness rule bayes_layer_speed.py --kink normal fits
-        hints = kink_normal.normal_kink_hints(m)
-    elif kink == "square":
-        hints = kink_square.square_kink_hints(m)
-    else:
-        hints = dirichlet.parametrization_hints(m)
+    hints = kink_hints(m, kink, concentration)
     # where each item starts (the transport map's hints have no start: take the library's)
     start_at = hints["start"] if "start" in hints else dirichlet.parametrization_hints(m)["start"]
     if sharpness is not None:  # (tail, peak): the what-if of the module docstring

@@ -461,3 +461,17 @@ def test_tabulated_mass_is_each_items_variance_and_numpyro_runs_with_it():
     )  # fmt: skip
     assert row["tabulated_mass"] is True and abs(row["sum"] - 1.0) < 1e-9
     assert '"nuts_kwargs"' in row["sampler_kwargs"]
+
+
+@pytest.mark.parametrize(
+    ("case", "sampler", "kink", "match"),
+    [
+        ("hier", "numpyro", "logistic", "applies to bayes-dirichlet"),
+        ("zipf", "numpyro", "transport", "with a kink"),
+        ("zipf", "nutpie", "logistic", "needs --sampler numpyro"),
+    ],
+)
+def test_tabulated_mass_rejects_what_it_does_not_cover(case, sampler, kink, match):
+    bench = load_benchmark("bayes_layer_speed")
+    with pytest.raises(ValueError, match=match):
+        bench.run_case(case, sampler, d=12, draws=5, tune=5, kink=kink, tabulated_mass=True)
