@@ -17,6 +17,13 @@ backends' rounds taken in turn in one process (the machine's speed drifts):
     python benchmarks/gradient_cost.py                        # Zipf d = 1024 and wordfreq
     python benchmarks/gradient_cost.py --cases wordfreq --backends jax jax-hand
     python benchmarks/gradient_cost.py --cases zipf --d 4096 --repeat 3
+
+``--nuts DRAWS`` times whole NUTS runs instead: NumPyro's NUTS, two chains on two
+devices in parallel, DRAWS warm-up and DRAWS draws, on each JAX backend's log-density in
+turn, from the same jittered start and key (what a fused density would buy a fit; PyMC's
+own wrapping and the summaries are left out of both)::
+
+    python benchmarks/gradient_cost.py --cases wordfreq --backends jax jax-hand --nuts 1000
 """
 
 from __future__ import annotations
@@ -191,11 +198,73 @@ def measure(case: str, d: int | None, repeat: int, seconds: float, backends) -> 
     ]
 
 
+def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> list[dict]:
+    """Run NumPyro's NUTS on each JAX backend's density, in turn; one row per run."""
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    from bayesldp.models import dirichlet
+    from bayesldp.models.fitting import jax_devices_for_chains
+
+    if "numba" in backends:
+        raise ValueError("--nuts runs NumPyro: choose the backends jax and jax-hand")
+    jax_devices_for_chains(2)
+    jax.config.update("jax_enable_x64", True)
+    data, m = case_measurement(case, 0, d)
+    model = dirichlet.build_dirichlet_model(m)
+    point = model.initial_point()
+    jitter = np.random.default_rng(0)
+    init = tuple(
+        np.stack([point[v.name] + jitter.uniform(-1, 1, np.shape(point[v.name])) for _ in "ab"])
+        for v in model.value_vars
+    )
+    densities = {"jax": _pymc_jax_logp(model), "jax-hand": hand_written_logp(model)}
+    rows = []
+    for round_ in range(repeat):
+        for backend in backends:
+            logp = densities[backend]
+            mcmc = MCMC(
+                NUTS(potential_fn=lambda z, logp=logp: -logp(z)), num_warmup=draws,
+                num_samples=draws, num_chains=2, chain_method="parallel", progress_bar=False,
+            )  # fmt: skip
+            load, begin = os.getloadavg()[0], time.perf_counter()
+            mcmc.warmup(jax.random.PRNGKey(round_), init_params=init,
+                        extra_fields=("num_steps",), collect_warmup=True)  # fmt: skip
+            warm_steps = int(np.sum(mcmc.get_extra_fields()["num_steps"]))
+            warm = time.perf_counter()
+            mcmc.run(mcmc.post_warmup_state.rng_key, extra_fields=("num_steps",))
+            jax.block_until_ready(mcmc.get_samples())
+            end = time.perf_counter()
+            step = np.asarray(mcmc.last_state.adapt_state.step_size)
+            rows.append({
+                "case": case, "d": data.d, "backend": backend, "round": round_,
+                "draws": draws, "seconds": end - begin, "seconds_warmup": warm - begin,
+                "steps_warmup": warm_steps,
+                "steps_draws": int(np.sum(mcmc.get_extra_fields()["num_steps"])),
+                "step_size": " ".join(f"{s:.4f}" for s in np.ravel(step)),
+                "ms_per_step": 1e3 * (end - warm) / np.sum(mcmc.get_extra_fields()["num_steps"]),
+                "load": load, "load_after": os.getloadavg()[0],
+            })  # fmt: skip
+    return rows
+
+
+def _pymc_jax_logp(model):
+    """PyMC's JAX form of the model's log-density, as a function of a tuple of values."""
+    from pymc.sampling.jax import get_jaxified_logp
+
+    pymc_logp = get_jaxified_logp(model)
+    return lambda xs: pymc_logp(list(xs))
+
+
 def main(args: argparse.Namespace) -> list[dict]:
     """Measure every case; write ``OUT/NAME.csv``."""
     rows: list[dict] = []
     for case in args.cases:
-        for row in measure(case, args.d, args.repeat, args.seconds, args.backends):
+        if args.nuts:
+            found = nuts_runs(case, args.d, args.nuts, args.repeat, args.backends)
+        else:
+            found = measure(case, args.d, args.repeat, args.seconds, args.backends)
+        for row in found:
             results_table.report(row, rows)
     results_table.write_rows(rows, args)
     return rows
@@ -209,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["numba"])
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
+    parser.add_argument(
+        "--nuts", type=int, metavar="DRAWS", help="time NUTS runs of DRAWS + DRAWS instead"
+    )
     results_table.add_output_arguments(parser, "gradient_cost")
     return parser
 

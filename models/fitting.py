@@ -14,7 +14,11 @@ with nutpie, and 11 s against 26 s on the papers' Zipf setting, from an empty ca
     in the ``fast`` extra). XLA fuses the log-density and its gradient into a few loops
     (about 1 ms at d = 42,178 against 3-3.5 ms for the numba form); chains run on one JAX
     CPU device each (:func:`jax_devices_for_chains`). JAX keeps no compiled model across
-    processes, but compiles in seconds.
+    processes, but compiles in seconds. Memory: while two chains run at once the
+    process's memory grows with the work done (about 60 MB/s at d = 42,178; two chains
+    of 1000 + 1000 peaked at 14.5 GB, against 3.7 GB one chain after the other, which
+    took 1.20x the time: ``paper/bayes.md``). Short of memory, pass
+    ``sampler_kwargs={"nuts_sampler_kwargs": {"chain_method": "sequential"}}``.
 ``"nutpie"``
     nutpie's NUTS (Rust) on the model's log-density compiled by PyTensor's numba
     backend; chains run in threads of one process. The compiled model is kept per

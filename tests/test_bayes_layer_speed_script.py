@@ -70,6 +70,23 @@ def test_gradient_cost_tiny():
     assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0
 
 
+def test_gradient_cost_nuts_runs_tiny():
+    # --nuts: NumPyro's NUTS on each JAX density in turn, two chains, steps counted
+    pytest.importorskip("numpyro")
+    row = run_script(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
+        "--backends", "jax", "jax-hand", "--out", "",
+    )  # fmt: skip
+    assert row["backend"] == "jax-hand" and row["draws"] == 20 and row["d"] == 12
+    # both chains: at least one leapfrog step per iteration, at most 2^10 - 1
+    assert 2 * 20 <= row["steps_draws"] <= 2 * 20 * 1023
+    assert 2 * 20 <= row["steps_warmup"] <= 2 * 20 * 1023
+    assert row["seconds"] > row["seconds_warmup"] > 0 and row["ms_per_step"] > 0
+    assert len(row["step_size"].split()) == 2
+    with pytest.raises(ValueError, match="jax-hand"):
+        load_benchmark("gradient_cost").nuts_runs("zipf", 12, 20, 1, ["numba", "jax"])
+
+
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
     """The what-if is timed only after its value and gradient match PyMC's; a wrong one fails."""
     pytest.importorskip("jax")
@@ -475,3 +492,14 @@ def test_tabulated_mass_rejects_what_it_does_not_cover(case, sampler, kink, matc
     bench = load_benchmark("bayes_layer_speed")
     with pytest.raises(ValueError, match=match):
         bench.run_case(case, sampler, d=12, draws=5, tune=5, kink=kink, tabulated_mass=True)
+
+
+def test_chain_memory_threads_tiny():
+    # the thread map hands NumPyro both chains back in chain order, and memory is read
+    row = run_script(
+        "chain_memory.py", "--run", "zipf", "--d", "12", "--draws", "20",
+        "--method", "threads", "--every", "0.2",
+    )  # fmt: skip
+    assert row["d"] == 12 and row["method"] == "threads" and row["draws"] == 20
+    assert row["samples"] >= 1 and row["peak_gb"] >= row["start_gb"] > 0
+    assert row["seconds"] > 0 and row["posterior_shape"] == [2, 20, 12]
