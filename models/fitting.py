@@ -17,7 +17,9 @@ with nutpie, and 11 s against 26 s on the papers' Zipf setting, from an empty ca
     processes, but compiles in seconds. Memory: while two chains run at once the
     process's memory grows with the work done (about 60 MB/s at d = 42,178; two chains
     of 1000 + 1000 peaked at 14.5 GB, against 3.7 GB one chain after the other, which
-    took 1.20x the time: ``paper/bayes.md``). Short of memory, pass
+    took 1.20x the time: ``paper/bayes.md``). :func:`numpyro_chain_method` therefore
+    runs the chains one after the other when the expected growth would not fit in the
+    memory available, and says so; to choose yourself, pass
     ``sampler_kwargs={"nuts_sampler_kwargs": {"chain_method": "sequential"}}``.
 ``"nutpie"``
     nutpie's NUTS (Rust) on the model's log-density compiled by PyTensor's numba
@@ -56,10 +58,12 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "RESERVED_SAMPLER_KWARGS",
     "SAMPLERS",
+    "available_memory",
     "available_samplers",
     "fit",
     "jax_can_run",
     "jax_devices_for_chains",
+    "numpyro_chain_method",
     "resolve_sampler",
     "single_threaded",
 ]
@@ -82,6 +86,17 @@ THREAD_VARIABLES = (
     "BLIS_NUM_THREADS",
     "NUMEXPR_NUM_THREADS",
 )
+
+#: Memory NumPyro's parallel chains add, in bytes per iteration (warm-up and draws, per
+#: chain) per squared free parameter: the process grows at a rate proportional to the
+#: free parameters for a time proportional to them. Measured 2.7e-3 to 3.7e-3 by
+#: ``benchmarks/chain_memory.py`` and the paired wordfreq runs (d = 16,384 and 42,178:
+#: their peak memory less that of sequential chains; ``paper/bayes.md``); rounded up.
+PARALLEL_CHAIN_BYTES = 4e-3
+
+#: Share of the available memory the expected growth may take before
+#: :func:`numpyro_chain_method` runs the chains one after the other.
+PARALLEL_MEMORY_SHARE = 0.75
 
 #: nutpie's compiled models, per PyMC model (reused with new data on later fits).
 _NUTPIE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -152,7 +167,7 @@ def single_threaded(threads: int | None = 1):
                 os.environ[key] = value
 
 
-def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings, options):
+def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, extra, options):
     import pymc as pm
 
     return pm.sample(
@@ -168,7 +183,7 @@ def _sample_pymc(model, draws, tune, chains, cores, seed, progressbar, timings, 
     )
 
 
-def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings, options):
+def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, extra, options):
     import nutpie
 
     compiled = _NUTPIE_CACHE.get(model)
@@ -178,7 +193,7 @@ def _sample_nutpie(model, draws, tune, chains, cores, seed, progressbar, timings
 
         compiled = compile_nutpie(model)
         _NUTPIE_CACHE[model] = compiled
-    timings["seconds_compile"] = time.perf_counter() - begin
+    extra["seconds_compile"] = time.perf_counter() - begin
     # the compiled model holds a copy of every pm.Data value: push the current ones
     current = {v.name: v.get_value() for v in model.data_vars if v.name in compiled.shared_data}
     compiled = compiled.with_data(**current)
@@ -264,15 +279,85 @@ def jax_can_run(model, chains: int = 2) -> bool:
     return True
 
 
-def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, timings, options):
+def available_memory() -> int | None:
+    """Return the memory available to a new allocation in bytes, or None if unknown.
+
+    Reads ``MemAvailable`` from ``/proc/meminfo`` (Linux); None elsewhere.
+    """
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def numpyro_chain_method(
+    free: int, draws: int, tune: int, cores: int, available: int | None = None
+) -> str:
+    """Return how NumPyro should run the chains: ``"parallel"`` or ``"sequential"``.
+
+    Parallel chains (one JAX CPU device each) are faster: 1.20x on wordfreq (d = 42,178)
+    and 1.46x at d = 1024, side by side. But while two chains execute at once the
+    process's memory grows, about :data:`PARALLEL_CHAIN_BYTES` bytes per iteration per
+    squared free parameter (14.5 GB against 3.7 GB for bayes-dirichlet on wordfreq with
+    1000 + 1000; ``benchmarks/chain_memory.py``, ``paper/bayes.md``). Chains run one
+    after the other on one core, or when that expected growth exceeds
+    :data:`PARALLEL_MEMORY_SHARE` of the available memory.
+
+    Parameters
+    ----------
+    free : int
+        Free parameters of the model (elements of its value variables).
+    draws, tune : int
+        Draws and warm-up iterations per chain.
+    cores : int
+        Cores for the chains; 1 means one after the other.
+    available : int or None, optional
+        Bytes of memory available; None reads :func:`available_memory` (and, where that
+        is unknown, does not limit).
+
+    Returns
+    -------
+    str
+        ``"parallel"`` or ``"sequential"``.
+    """
+    free = check_int(free, "free", minimum=0)
+    iterations = check_int(draws, "draws", minimum=0) + check_int(tune, "tune", minimum=0)
+    if check_int(cores, "cores", minimum=1) == 1:
+        return "sequential"
+    if available is None:
+        available = available_memory()
+        if available is None:
+            return "parallel"
+    else:
+        available = check_int(available, "available", minimum=0)
+    expected = PARALLEL_CHAIN_BYTES * float(free) ** 2 * iterations
+    return "sequential" if expected > PARALLEL_MEMORY_SHARE * available else "parallel"
+
+
+def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra, options):
     import pymc as pm
 
     jax_devices_for_chains(chains)
     options = dict(options)
-    numpyro_options = {
-        "chain_method": "sequential" if cores == 1 else "parallel",
-        **options.pop("nuts_sampler_kwargs", {}),
-    }
+    numpyro_options = dict(options.pop("nuts_sampler_kwargs", {}))
+    if "chain_method" not in numpyro_options:
+        free = sum(int(np.size(v)) for v in model.initial_point().values())
+        method = numpyro_chain_method(free, draws, tune, cores)
+        if method == "sequential" and cores > 1 and chains > 1:
+            logger.warning(
+                "NumPyro's chains run one after the other (about 1.2x the time): in "
+                "parallel they would add about %.1f GB for %d free parameters, more than "
+                "%.0f%% of the memory available",
+                PARALLEL_CHAIN_BYTES * free**2 * (draws + tune) / 1e9,
+                free,
+                100 * PARALLEL_MEMORY_SHARE,
+            )
+        numpyro_options["chain_method"] = method
+    extra["chain_method"] = numpyro_options["chain_method"]
     return pm.sample(
         draws=draws,
         tune=tune,
@@ -377,7 +462,9 @@ def fit(
         ``info["inference_data"]``: the ArviZ InferenceData; ``info``: ``sampler``,
         ``r_hat`` and ``ess_bulk`` (the worst item of ``var_name`` and of each small
         free or deterministic variable), ``divergences``, ``likelihoods`` (name to
-        kind), ``model`` and timings: ``seconds_sampling`` (the sampler's call, its
+        kind), ``chain_method`` (how NumPyro ran the chains,
+        :func:`numpyro_chain_method`; None for the other samplers), ``model`` and
+        timings: ``seconds_sampling`` (the sampler's call, its
         compilation included) and ``seconds_compile`` (nutpie's compilation of the
         model; near 0 when this process compiled it before, a second or two when an
         earlier process did; None for the other samplers, which compile inside their
@@ -416,10 +503,10 @@ def fit(
         raise ValueError(f"measurement has domain size {d}; no likelihood of the model has")
 
     start = time.perf_counter()
-    timings: dict[str, float] = {}
+    extra: dict = {}  # what the runner reports beside the draws
     with single_threaded(threads):
         idata = _RUNNERS[chosen](
-            model, draws, tune, chains, cores, seed, progressbar, timings, options
+            model, draws, tune, chains, cores, seed, progressbar, extra, options
         )
     sampled = time.perf_counter()
     values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
@@ -443,7 +530,8 @@ def fit(
             "random_seed": seed,
             "sampler_kwargs": options,
             "seconds_sampling": sampled - start,
-            "seconds_compile": timings.get("seconds_compile"),
+            "seconds_compile": extra.get("seconds_compile"),
+            "chain_method": extra.get("chain_method"),
             "model": model,
             "inference_data": idata,
         }

@@ -619,6 +619,80 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
         models.fitting.jax_can_run(plain, chains=True)
 
 
+def test_numpyro_chain_method_keeps_parallel_chains_within_the_memory():
+    from bayesldp.models.fitting import PARALLEL_CHAIN_BYTES, numpyro_chain_method
+
+    gb = 10**9
+    # bayes-dirichlet on wordfreq, 1000 + 1000: ~14 GB of growth expected (14.5 GB peak
+    # measured), which fits in 24 GB but not in 16
+    assert numpyro_chain_method(42_179, 1000, 1000, 2, available=24 * gb) == "parallel"
+    assert numpyro_chain_method(42_179, 1000, 1000, 2, available=16 * gb) == "sequential"
+    assert numpyro_chain_method(1025, 1000, 1000, 2, available=2 * gb) == "parallel"
+    assert numpyro_chain_method(1025, 1000, 1000, 1, available=100 * gb) == "sequential"
+    # the boundary: expected growth against 75% of the available memory
+    expected = PARALLEL_CHAIN_BYTES * 1000**2 * 200
+    assert numpyro_chain_method(1000, 100, 100, 2, available=int(expected / 0.75) + 1) == (
+        "parallel"
+    )
+    assert numpyro_chain_method(1000, 100, 100, 2, available=int(expected / 0.76)) == "sequential"
+    for bad in (True, -1, 1.5, "2", None):
+        with pytest.raises(ValueError, match="cores"):
+            numpyro_chain_method(10, 10, 10, bad, available=gb)
+    with pytest.raises(ValueError, match="available"):
+        numpyro_chain_method(10, 10, 10, 2, available=-1)
+    with pytest.raises(ValueError, match="free"):
+        numpyro_chain_method(np.bool_(True), 10, 10, 2, available=gb)
+
+
+@given(
+    free=st.integers(0, 10**6),
+    iterations=st.integers(0, 10**4),
+    cores=st.integers(1, 64),
+    available=st.integers(0, 2**40),
+    more=st.integers(0, 2**40),
+)
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_numpyro_chain_method_is_monotone_in_memory(free, iterations, cores, available, more):
+    # more memory never turns parallel chains into sequential ones
+    from bayesldp.models.fitting import numpyro_chain_method
+
+    first = numpyro_chain_method(free, iterations, 0, cores, available=available)
+    assert first in ("parallel", "sequential")
+    if first == "parallel":
+        assert numpyro_chain_method(free, iterations, 0, cores, available=available + more) == (
+            "parallel"
+        )
+    if cores == 1:
+        assert first == "sequential"
+
+
+@NEEDS_NUMPYRO
+def test_fit_runs_numpyro_chains_in_sequence_when_memory_is_short(monkeypatch, caplog):
+    # the chain method is chosen from the memory, recorded in info, said in the log,
+    # and the user's own choice is kept
+    from bayesldp.models import fitting
+
+    m = tiny("OUE")
+    with pm.Model() as model:
+        f = pm.Dirichlet("f", np.ones(3))
+        models.ldp_likelihood("counts", f, m)
+    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="numpyro", random_seed=1)
+    assert est.info["chain_method"] == "parallel"
+    monkeypatch.setattr(fitting, "available_memory", lambda: 0)
+    with caplog.at_level("WARNING", logger="bayesldp.models.fitting"):
+        est = quiet(models.fit, model, m, draws=30, tune=30, sampler="numpyro", random_seed=1)
+    assert est.info["chain_method"] == "sequential"
+    assert "one after the other" in caplog.text
+    kwargs = {"nuts_sampler_kwargs": {"chain_method": "parallel"}}
+    est = quiet(
+        models.fit, model, m, draws=30, tune=30, sampler="numpyro", random_seed=1,
+        sampler_kwargs=kwargs,
+    )  # fmt: skip
+    assert est.info["chain_method"] == "parallel"
+    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", random_seed=1)
+    assert est.info["chain_method"] is None
+
+
 def test_single_threaded_restores_environment(monkeypatch):
     from bayesldp.models.fitting import single_threaded
 
