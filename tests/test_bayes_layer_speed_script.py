@@ -503,3 +503,14 @@ def test_chain_memory_threads_tiny():
     assert row["d"] == 12 and row["method"] == "threads" and row["draws"] == 20
     assert row["samples"] >= 1 and row["peak_gb"] >= row["start_gb"] > 0
     assert row["seconds"] > 0 and row["posterior_shape"] == [2, 20, 12]
+
+
+def test_xla_concurrency_leak_tiny():
+    # JAX alone: two loops in two threads on two devices, memory read and a row printed
+    pytest.importorskip("jax")
+    row = run_script(
+        "xla_concurrency_leak.py", "--run", "threads", "--d", "50", "--iterations", "20",
+        "--every", "0.05",
+    )  # fmt: skip
+    assert row["mode"] == "threads" and row["d"] == 50 and row["iterations"] == 20
+    assert row["samples"] >= 1 and row["peak_gb"] >= row["start_gb"] > 0
