@@ -64,6 +64,7 @@ __all__ = [
     "jax_can_run",
     "jax_devices_for_chains",
     "numpyro_chain_method",
+    "parallel_chain_growth",
     "resolve_sampler",
     "single_threaded",
 ]
@@ -294,6 +295,24 @@ def available_memory() -> int | None:
     return None
 
 
+def parallel_chain_growth(free: int, draws: int, tune: int) -> float:
+    """Return the memory NumPyro's parallel chains are expected to add, in bytes.
+
+    :data:`PARALLEL_CHAIN_BYTES` per iteration (``draws + tune``) per squared free
+    parameter.
+
+    Parameters
+    ----------
+    free : int
+        Free parameters of the model (elements of its value variables).
+    draws, tune : int
+        Draws and warm-up iterations per chain.
+    """
+    free = check_int(free, "free", minimum=0)
+    iterations = check_int(draws, "draws", minimum=0) + check_int(tune, "tune", minimum=0)
+    return PARALLEL_CHAIN_BYTES * float(free) ** 2 * iterations
+
+
 def numpyro_chain_method(
     free: int, draws: int, tune: int, cores: int, available: int | None = None
 ) -> str:
@@ -304,7 +323,8 @@ def numpyro_chain_method(
     process's memory grows, about :data:`PARALLEL_CHAIN_BYTES` bytes per iteration per
     squared free parameter (14.5 GB against 3.7 GB for bayes-dirichlet on wordfreq with
     1000 + 1000; ``benchmarks/chain_memory.py``, ``paper/bayes.md``). Chains run one
-    after the other on one core, or when that expected growth exceeds
+    after the other on one core, or when that expected growth
+    (:func:`parallel_chain_growth`) exceeds
     :data:`PARALLEL_MEMORY_SHARE` of the available memory.
 
     Parameters
@@ -324,8 +344,7 @@ def numpyro_chain_method(
     str
         ``"parallel"`` or ``"sequential"``.
     """
-    free = check_int(free, "free", minimum=0)
-    iterations = check_int(draws, "draws", minimum=0) + check_int(tune, "tune", minimum=0)
+    expected = parallel_chain_growth(free, draws, tune)
     if check_int(cores, "cores", minimum=1) == 1:
         return "sequential"
     if available is None:
@@ -334,7 +353,6 @@ def numpyro_chain_method(
             return "parallel"
     else:
         available = check_int(available, "available", minimum=0)
-    expected = PARALLEL_CHAIN_BYTES * float(free) ** 2 * iterations
     return "sequential" if expected > PARALLEL_MEMORY_SHARE * available else "parallel"
 
 
@@ -352,7 +370,7 @@ def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra,
                 "NumPyro's chains run one after the other (about 1.2x the time): in "
                 "parallel they would add about %.1f GB for %d free parameters, more than "
                 "%.0f%% of the memory available",
-                PARALLEL_CHAIN_BYTES * free**2 * (draws + tune) / 1e9,
+                parallel_chain_growth(free, draws, tune) / 1e9,
                 free,
                 100 * PARALLEL_MEMORY_SHARE,
             )

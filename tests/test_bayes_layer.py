@@ -620,7 +620,11 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
 
 
 def test_numpyro_chain_method_keeps_parallel_chains_within_the_memory():
-    from bayesldp.models.fitting import PARALLEL_CHAIN_BYTES, numpyro_chain_method
+    from bayesldp.models.fitting import (
+        PARALLEL_CHAIN_BYTES,
+        numpyro_chain_method,
+        parallel_chain_growth,
+    )
 
     gb = 10**9
     # bayes-dirichlet on wordfreq, 1000 + 1000: ~14 GB of growth expected (14.5 GB peak
@@ -631,6 +635,7 @@ def test_numpyro_chain_method_keeps_parallel_chains_within_the_memory():
     assert numpyro_chain_method(1025, 1000, 1000, 1, available=100 * gb) == "sequential"
     # the boundary: expected growth against 75% of the available memory
     expected = PARALLEL_CHAIN_BYTES * 1000**2 * 200
+    assert parallel_chain_growth(1000, 100, 100) == expected
     assert numpyro_chain_method(1000, 100, 100, 2, available=int(expected / 0.75) + 1) == (
         "parallel"
     )
