@@ -72,9 +72,75 @@ def resident_gb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e9
 
 
+class MemoryTrace:
+    """Read this process's memory every ``every`` seconds inside a ``with`` block.
+
+    On exit, :meth:`figures` gives the block's seconds, the peak and the first reading,
+    and the growth while sampling: a least-squares slope over the middle half of the
+    block (compilation before it, the draws' conversion after it).
+    """
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.trace: list[tuple[float, float]] = []
+        self.seconds = 0.0
+        self._done = threading.Event()
+
+    def _watch(self) -> None:
+        while not self._done.is_set():
+            self.trace.append((time.perf_counter() - self._begin, resident_gb()))
+            self._done.wait(self.every)
+
+    def __enter__(self) -> MemoryTrace:
+        """Start reading."""
+        self._begin = time.perf_counter()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Stop reading and keep the block's seconds."""
+        self.seconds = time.perf_counter() - self._begin
+        self._done.set()
+        self._watcher.join()
+
+    def figures(self) -> dict:
+        """Return seconds, peak_gb, start_gb, growth_mb_per_s and samples."""
+        import numpy as np
+
+        times, memory = (np.array(v) for v in zip(*self.trace, strict=True))
+        middle = (times >= 0.25 * self.seconds) & (times <= 0.75 * self.seconds)
+        growth = np.polyfit(times[middle], memory[middle], 1)[0] if middle.sum() >= 2 else np.nan
+        return {
+            "seconds": self.seconds, "peak_gb": float(memory.max()),
+            "start_gb": float(memory[0]), "growth_mb_per_s": 1e3 * float(growth),
+            "samples": len(self.trace),
+        }  # fmt: skip
+
+
+def run_children(commands: list[list[str]], args: argparse.Namespace) -> list[dict]:
+    """Run each command (a ``--run`` of a script) in turn, ``args.repeat`` rounds.
+
+    Each prints one JSON row last; the rows get the round and the load, are printed and
+    are written to ``OUT/NAME.csv``.
+    """
+    rows: list[dict] = []
+    for round_ in range(args.repeat):
+        for cmd in commands:
+            load = os.getloadavg()[0]
+            result = subprocess.run([sys.executable, *cmd], capture_output=True, text=True)
+            if result.returncode != 0:
+                print(result.stderr[-2000:], file=sys.stderr)
+                continue
+            row = json.loads(result.stdout.strip().splitlines()[-1])
+            row.update(round=round_, load_before=load, load_after=os.getloadavg()[0])
+            results_table.report(row, rows)
+    results_table.write_rows(rows, args)
+    return rows
+
+
 def run_one(case: str, d: int | None, method: str, draws: int, every: float, seed: int) -> dict:
     """Sample the case's model once with ``method``; return time and memory figures."""
-    import numpy as np
     import pymc as pm
 
     from bayesldp.models import dirichlet
@@ -83,62 +149,30 @@ def run_one(case: str, d: int | None, method: str, draws: int, every: float, see
     jax_devices_for_chains(2)
     data, m = case_measurement(case, seed, d)
     model = dirichlet.build_dirichlet_model(m)
-    trace: list[tuple[float, float]] = []
-    done = threading.Event()
-    begin = time.perf_counter()
-
-    def watch() -> None:
-        while not done.is_set():
-            trace.append((time.perf_counter() - begin, resident_gb()))
-            done.wait(every)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
     chain_method = thread_map(method == "threads-one-device") if "threads" in method else method
-    idata = pm.sample(
-        draws=draws, tune=draws, chains=2, nuts_sampler="numpyro", progressbar=False,
-        nuts_sampler_kwargs={"chain_method": chain_method}, compute_convergence_checks=False,
-        model=model, random_seed=seed,
-    )  # fmt: skip
-    seconds = time.perf_counter() - begin
-    done.set()
-    watcher.join()
-    times, memory = (np.array(v) for v in zip(*trace, strict=True))
-    # growth while sampling: a least-squares slope over the middle half of the run
-    # (compilation before it, the draws' conversion after it)
-    middle = (times >= 0.25 * seconds) & (times <= 0.75 * seconds)
-    growth = np.polyfit(times[middle], memory[middle], 1)[0] if middle.sum() >= 2 else np.nan
+    with MemoryTrace(every) as memory:
+        idata = pm.sample(
+            draws=draws, tune=draws, chains=2, nuts_sampler="numpyro", progressbar=False,
+            nuts_sampler_kwargs={"chain_method": chain_method},
+            compute_convergence_checks=False, model=model, random_seed=seed,
+        )  # fmt: skip
     return {
         "case": case, "d": data.d, "method": method, "draws": draws, "seed": seed,
-        "seconds": seconds, "peak_gb": float(memory.max()), "start_gb": float(memory[0]),
-        "growth_mb_per_s": 1e3 * float(growth), "samples": len(trace),
-        "posterior_shape": list(idata.posterior["f"].shape),
+        **memory.figures(), "posterior_shape": list(idata.posterior["f"].shape),
     }  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Run every (case, method) in a fresh process, methods in turn; write the table."""
-    rows: list[dict] = []
-    for round_ in range(args.repeat):
-        for case in args.cases:
-            for method in args.methods:
-                cmd = [
-                    sys.executable, __file__, "--run", case, "--method", method,
-                    "--draws", str(args.draws), "--every", str(args.every),
-                    "--seed", str(args.seed),
-                ]  # fmt: skip
-                if args.d is not None:
-                    cmd += ["--d", str(args.d)]
-                load = os.getloadavg()[0]
-                result = subprocess.run(cmd, capture_output=True, text=True)
-                if result.returncode != 0:
-                    print(result.stderr[-2000:], file=sys.stderr)
-                    continue
-                row = json.loads(result.stdout.strip().splitlines()[-1])
-                row.update(round=round_, load_before=load, load_after=os.getloadavg()[0])
-                results_table.report(row, rows)
-    results_table.write_rows(rows, args)
-    return rows
+    commands = []
+    for case in args.cases:
+        for method in args.methods:
+            cmd = [
+                __file__, "--run", case, "--method", method, "--draws", str(args.draws),
+                "--every", str(args.every), "--seed", str(args.seed),
+            ]  # fmt: skip
+            commands.append(cmd + (["--d", str(args.d)] if args.d is not None else []))
+    return run_children(commands, args)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import threading
-import time
 
 if __package__:  # imported as benchmarks.xla_concurrency_leak
     from benchmarks import results_table
-    from benchmarks.chain_memory import resident_gb
+    from benchmarks.chain_memory import MemoryTrace, run_children
 else:  # run as a script: its folder is on sys.path
     import results_table
-    from chain_memory import resident_gb
+    from chain_memory import MemoryTrace, run_children
 
 MODES = ("seq", "threads")
 
@@ -65,60 +61,29 @@ def run_one(mode: str, d: int, iterations: int, every: float) -> dict:
         jax.device_put(np.random.default_rng(i).normal(size=d), devices[i % len(devices)])
         for i in range(2)
     ]
-    trace: list[tuple[float, float]] = []
-    done = threading.Event()
-    begin = time.perf_counter()
-
-    def watch() -> None:
-        while not done.is_set():
-            trace.append((time.perf_counter() - begin, resident_gb()))
-            done.wait(every)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    if mode == "seq":
-        for x in starts:
-            jax.block_until_ready(loop(x))
-    else:
-        workers = [
-            threading.Thread(target=lambda x=x: jax.block_until_ready(loop(x))) for x in starts
-        ]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-    seconds = time.perf_counter() - begin
-    done.set()
-    watcher.join()
-    times, memory = (np.array(v) for v in zip(*trace, strict=True))
-    middle = (times >= 0.25 * seconds) & (times <= 0.75 * seconds)
-    growth = np.polyfit(times[middle], memory[middle], 1)[0] if middle.sum() >= 2 else np.nan
-    return {
-        "mode": mode, "d": d, "iterations": iterations, "seconds": seconds,
-        "peak_gb": float(memory.max()), "start_gb": float(memory[0]),
-        "growth_mb_per_s": 1e3 * float(growth), "samples": len(trace),
-    }  # fmt: skip
+    with MemoryTrace(every) as memory:
+        if mode == "seq":
+            for x in starts:
+                jax.block_until_ready(loop(x))
+        else:
+            workers = [
+                threading.Thread(target=lambda x=x: jax.block_until_ready(loop(x))) for x in starts
+            ]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+    return {"mode": mode, "d": d, "iterations": iterations, **memory.figures()}
 
 
 def main(args: argparse.Namespace) -> list[dict]:
     """Run each mode in a fresh process, in turn; write the table."""
-    rows: list[dict] = []
-    for round_ in range(args.repeat):
-        for mode in args.modes:
-            cmd = [
-                sys.executable, __file__, "--run", mode, "--d", str(args.d),
-                "--iterations", str(args.iterations), "--every", str(args.every),
-            ]  # fmt: skip
-            load = os.getloadavg()[0]
-            result = subprocess.run(cmd, capture_output=True, text=True)
-            if result.returncode != 0:
-                print(result.stderr[-2000:], file=sys.stderr)
-                continue
-            row = json.loads(result.stdout.strip().splitlines()[-1])
-            row.update(round=round_, load_before=load, load_after=os.getloadavg()[0])
-            results_table.report(row, rows)
-    results_table.write_rows(rows, args)
-    return rows
+    commands = [
+        [__file__, "--run", mode, "--d", str(args.d), "--iterations", str(args.iterations),
+         "--every", str(args.every)]
+        for mode in args.modes
+    ]  # fmt: skip
+    return run_children(commands, args)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -329,10 +329,8 @@ def numpyro_chain_method(
 
     Parameters
     ----------
-    free : int
-        Free parameters of the model (elements of its value variables).
-    draws, tune : int
-        Draws and warm-up iterations per chain.
+    free, draws, tune : int
+        As for :func:`parallel_chain_growth`.
     cores : int
         Cores for the chains; 1 means one after the other.
     available : int or None, optional
