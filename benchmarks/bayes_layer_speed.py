@@ -161,6 +161,8 @@ def run_case(
         "seconds_import": imported - START,
         "seconds_fit": done - ready,
         "seconds_sampling": est.info["seconds_sampling"],
+        # the sampler's own run inside pm.sample (PyMC's timer; None for nutpie)
+        "seconds_sampler_run": est.inference_data.attrs.get("sampling_time"),
         "seconds_compile": est.info["seconds_compile"],
         # the process's peak resident memory (Linux reports KiB)
         "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,

@@ -49,6 +49,8 @@ def test_bayes_layer_speed_one_case_tiny():
         assert row["seconds_sampling"] > row["seconds_compile"] > 0
     else:
         assert row["seconds_compile"] is None
+        # PyMC's own timer of the sampler's run, inside the fit's sampling call
+        assert 0 < row["seconds_sampler_run"] <= row["seconds_sampling"]
     assert abs(row["sum"] - 1.0) < 1e-9
     # the tuned step and tree depth, and the five worst-mixing items, worst first
     assert row["step_size"] > 0 and 0 <= row["tree_depth"] <= 10
