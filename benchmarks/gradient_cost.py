@@ -103,23 +103,38 @@ def _numba_call(model, point):
     return call
 
 
-def _jax_call(model, point, hand: bool):
+def jax_density(model, backend: str):
+    """Return the log-density of ``backend`` ("jax" or "jax-hand") as a JAX function.
+
+    The function takes a tuple of the model's values. The hand-written one is returned
+    only after :func:`check_hand_written` has compared it with PyMC's at the initial
+    point and at random points.
+    """
     import jax
     import jax.numpy as jnp
     from pymc.sampling.jax import get_jaxified_logp
 
     jax.config.update("jax_enable_x64", True)
-    x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
     pymc_logp = get_jaxified_logp(model)
 
     def as_list(xs):
         return pymc_logp(list(xs))
 
-    vg = jax.jit(jax.value_and_grad(as_list))
-    if hand:
-        hand_vg = jax.jit(jax.value_and_grad(hand_written_logp(model)))
-        check_hand_written(vg, hand_vg, x)
-        vg = hand_vg
+    if backend == "jax":
+        return as_list
+    hand = hand_written_logp(model)
+    point = model.initial_point()
+    x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
+    check_hand_written(jax.jit(jax.value_and_grad(as_list)), jax.jit(jax.value_and_grad(hand)), x)
+    return hand
+
+
+def _jax_call(model, point, backend: str):
+    import jax
+    import jax.numpy as jnp
+
+    x = tuple(jnp.asarray(point[v.name]) for v in model.value_vars)
+    vg = jax.jit(jax.value_and_grad(jax_density(model, backend)))
 
     def call():
         return jax.block_until_ready(vg(x))
@@ -136,7 +151,7 @@ def _functions(model, backends) -> tuple[dict, dict]:
         if backend == "numba":
             call = _numba_call(model, point)
         else:
-            call = _jax_call(model, point, hand=backend == "jax-hand")
+            call = _jax_call(model, point, backend)
         call()
         fns[backend], seconds[backend] = call, time.perf_counter() - begin
     return fns, seconds
@@ -218,11 +233,10 @@ def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> li
         np.stack([point[v.name] + jitter.uniform(-1, 1, np.shape(point[v.name])) for _ in "ab"])
         for v in model.value_vars
     )
-    densities = {"jax": _pymc_jax_logp(model), "jax-hand": hand_written_logp(model)}
+    densities = {backend: jax_density(model, backend) for backend in backends}
     rows = []
     for round_ in range(repeat):
-        for backend in backends:
-            logp = densities[backend]
+        for backend, logp in densities.items():
             mcmc = MCMC(
                 NUTS(potential_fn=lambda z, logp=logp: -logp(z)), num_warmup=draws,
                 num_samples=draws, num_chains=2, chain_method="parallel", progress_bar=False,
@@ -235,25 +249,18 @@ def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> li
             mcmc.run(mcmc.post_warmup_state.rng_key, extra_fields=("num_steps",))
             jax.block_until_ready(mcmc.get_samples())
             end = time.perf_counter()
+            draw_steps = int(np.sum(mcmc.get_extra_fields()["num_steps"]))
             step = np.asarray(mcmc.last_state.adapt_state.step_size)
             rows.append({
                 "case": case, "d": data.d, "backend": backend, "round": round_,
                 "draws": draws, "seconds": end - begin, "seconds_warmup": warm - begin,
                 "steps_warmup": warm_steps,
-                "steps_draws": int(np.sum(mcmc.get_extra_fields()["num_steps"])),
+                "steps_draws": draw_steps,
                 "step_size": " ".join(f"{s:.4f}" for s in np.ravel(step)),
-                "ms_per_step": 1e3 * (end - warm) / np.sum(mcmc.get_extra_fields()["num_steps"]),
+                "ms_per_step": 1e3 * (end - warm) / draw_steps,
                 "load": load, "load_after": os.getloadavg()[0],
             })  # fmt: skip
     return rows
-
-
-def _pymc_jax_logp(model):
-    """PyMC's JAX form of the model's log-density, as a function of a tuple of values."""
-    from pymc.sampling.jax import get_jaxified_logp
-
-    pymc_logp = get_jaxified_logp(model)
-    return lambda xs: pymc_logp(list(xs))
 
 
 def main(args: argparse.Namespace) -> list[dict]:
