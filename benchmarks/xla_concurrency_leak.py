@@ -33,7 +33,9 @@ def run_one(mode: str, d: int, iterations: int, every: float) -> dict:
     import jax.numpy as jnp
     import numpy as np
 
-    jax.config.update("jax_num_cpu_devices", 2)
+    from bayesldp.models.fitting import jax_devices_for_chains  # imports no PyMC
+
+    jax_devices_for_chains(2)
     jax.config.update("jax_enable_x64", True)
 
     def inner_grad(z):
