@@ -647,6 +647,9 @@ def test_numpyro_chain_method_keeps_parallel_chains_within_the_memory():
         numpyro_chain_method(10, 10, 10, 2, available=-1)
     with pytest.raises(ValueError, match="free"):
         numpyro_chain_method(np.bool_(True), 10, 10, 2, available=gb)
+    for name, args in (("draws", (10, -1, 10)), ("tune", (10, 10, True)), ("free", (1.5, 1, 1))):
+        with pytest.raises(ValueError, match=name):
+            parallel_chain_growth(*args)
 
 
 @given(
