@@ -8,6 +8,7 @@ default) and the posterior means are all included. Cases (eps = 1, OUE):
 ``wordfreq``  bayes-dirichlet, wordfreq words, d = 42178, n = 1e6
 ``hier``      bayes-hier with a single group, the Zipf setting
 ``uscities``  bayes-hier grouped by state, US cities (d = 976, n = 1.5e6)
+``hier-wordfreq``  bayes-hier with a single group on the wordfreq words
 
 Full-domain MSE is reported beside norm-sub and power-ns on the same measurement.
 
@@ -20,6 +21,7 @@ Full-domain MSE is reported beside norm-sub and power-ns on the same measurement
     python benchmarks/bayes_layer_speed.py --cases wordfreq --kink normal
     python benchmarks/bayes_layer_speed.py --cases zipf --samplers numpyro --tabulated-mass
     python benchmarks/bayes_layer_speed.py --cases wordfreq --samplers numpyro nutpie --cold
+    python benchmarks/bayes_layer_speed.py --cases zipf --samplers numpyro --warmup-depths 0 5
 
 ``--cold`` gives each case an empty PyTensor compile directory (``base_compiledir``), as
 on a new machine, so nutpie compiles from scratch (JAX keeps no cache across processes).
@@ -31,7 +33,9 @@ of the sampler's work the hyperparameter causes; ``--kink normal`` and ``--kink 
 fit the what-if coordinates of ``benchmarks/kink_normal.py`` and ``kink_square.py``
 instead of the library's (zipf, wordfreq); ``--tabulated-mass`` (NumPyro) fixes the mass
 matrix from the items' tabulated posteriors instead of adapting it (bayes-dirichlet on
-zipf and wordfreq).
+zipf and wordfreq); ``--warmup-depths 0 5`` runs each seed with no cap on NumPyro's
+warm-up trees and with a cap of 5, in turn (default: the ready-made models' cap,
+``bayesldp.models.fitting.WARMUP_TREE_DEPTH``).
 """
 
 from __future__ import annotations
@@ -80,8 +84,13 @@ def run_case(
     concentration: float | None = None,
     kink: str = "logistic",
     tabulated_mass: bool = False,
+    warmup_depth: int | None = -1,
 ) -> dict:
-    """Run one case in this process; return its timings and accuracy."""
+    """Run one case in this process; return its timings and accuracy.
+
+    ``warmup_depth`` is ``fit``'s ``warmup_tree_depth`` (NumPyro's warm-up tree-depth
+    cap); -1 takes the ready-made models' default, 0 or None no cap.
+    """
     import warnings
 
     import numpy as np
@@ -90,6 +99,7 @@ def run_case(
     import bayesldp.models
     from bayesldp import metrics
     from bayesldp.models import dirichlet, fit, hierarchical, ldp_likelihood
+    from bayesldp.models.fitting import WARMUP_TREE_DEPTH
 
     imported = time.perf_counter()
     data, m = case_measurement(case, seed, d)
@@ -134,13 +144,15 @@ def run_case(
         nuts = {"inverse_mass_matrix": tabulated_inverse_mass(model, m, kink)}
         nuts["adapt_mass_matrix"] = False
         sampler_kwargs = {**(sampler_kwargs or {}), "nuts_sampler_kwargs": {"nuts_kwargs": nuts}}
+    if warmup_depth is not None and warmup_depth < 0:
+        warmup_depth = WARMUP_TREE_DEPTH
     ready = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         est = fit(
             model, m, draws=draws, tune=tune, chains=2, sampler=sampler,
             random_seed=seed, method=method, threads=threads or None,
-            sampler_kwargs=sampler_kwargs,
+            sampler_kwargs=sampler_kwargs, warmup_tree_depth=warmup_depth or None,
         )  # fmt: skip
     done = time.perf_counter()
     row = {
@@ -155,6 +167,8 @@ def run_case(
         "tune": tune,
         "sampler_kwargs": json.dumps(sampler_kwargs or {}, default=lambda _: "array"),
         "tabulated_mass": tabulated_mass,
+        # NumPyro's warm-up tree-depth cap as applied (None: none, or another sampler)
+        "warmup_tree_depth": est.info["warmup_tree_depth"],
         "fixed_concentration": concentration,
         "kink": kink,
         "seconds_total": done - START,
@@ -195,6 +209,8 @@ def run_case(
 def worst_items(est, m, truth, count: int = 5) -> dict:
     """Which items mix worst: their R-hat and where their estimate and truth lie.
 
+    Also the 1% quantile and the median of the items' bulk ESS.
+
     The items with the largest rank R-hat, each with its raw estimate and its true
     frequency in units of its noise standard deviation, and the number of items whose
     R-hat exceeds 1.05 (the prototype runs found them all estimated at 3-4.5 sds, most
@@ -205,11 +221,15 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
 
     from bayesldp.models.sampling import rhat_ess
 
-    r_hat, _ = rhat_ess(est.inference_data.posterior["f"].values)
+    r_hat, ess = rhat_ess(est.inference_data.posterior["f"].values)
     worst = np.argsort(-r_hat)[:count]
     sd = np.sqrt(m.variance())
     return {
         "items_r_hat_over_1_05": int((r_hat > 1.05).sum()),
+        # the items' bulk ESS beyond the single worst (``ess_bulk_min``), which a few
+        # noise outliers with a split posterior set
+        "ess_bulk_q01": float(np.quantile(ess, 0.01)),
+        "ess_bulk_median": float(np.median(ess)),
         "worst_items": " ".join(str(int(v)) for v in worst),
         "worst_r_hat": " ".join(f"{r_hat[v]:.3f}" for v in worst),
         "worst_z_estimate": " ".join(f"{m.estimates[v] / sd[v]:.2f}" for v in worst),
@@ -258,7 +278,7 @@ def main(args: argparse.Namespace):
     for case in args.cases:
         for sampler in args.samplers:
             for threads in args.threads:
-                for seed in args.seeds:
+                for seed, depth in [(s, w) for s in args.seeds for w in args.warmup_depths]:
                     cmd = [
                         sys.executable, __file__, "--run", case, "--sampler", sampler,
                         "--seed", str(seed), "--threads", str(threads),
@@ -273,6 +293,7 @@ def main(args: argparse.Namespace):
                     cmd += ["--kink", args.kink]
                     if args.tabulated_mass:
                         cmd += ["--tabulated-mass"]
+                    cmd += ["--warmup-depths", str(depth)]
                     load = os.getloadavg()[0]
                     with results_table.child_environment(args.cold) as env:
                         result = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -316,6 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="NumPyro: fix the mass matrix from the items' tabulated posteriors",
     )  # fmt: skip
     parser.add_argument(
+        "--warmup-depths", nargs="+", type=int, default=[-1],
+        help="NumPyro's warm-up tree-depth caps to run in turn per seed "
+        "(-1: the ready-made models' default, 0: none)",
+    )  # fmt: skip
+    parser.add_argument(
         "--cold", action="store_true", help="an empty PyTensor cache per case (a new machine)"
     )
     results_table.add_output_arguments(parser, "bayes_layer_speed")
@@ -329,7 +355,7 @@ if __name__ == "__main__":
         row = run_case(
             parsed.run, parsed.sampler, parsed.seed, threads, parsed.draws, parsed.tune,
             parsed.d, parsed.sampler_kwargs, parsed.concentration, parsed.kink,
-            parsed.tabulated_mass,
+            parsed.tabulated_mass, parsed.warmup_depths[0],
         )  # fmt: skip
         print(json.dumps(row, default=float))
     else:

@@ -1,13 +1,14 @@
 """The cases of the composable layer's speed benchmarks: a dataset and its measurement.
 
-``zipf`` and ``hier`` (Zipf 1.5, d = 1024 unless given, n = 1e6), ``wordfreq`` (d =
-42,178, n = 1e6) and ``uscities`` (d = 976, n = 1.5e6), each measured by OUE at eps = 1.
+``zipf`` and ``hier`` (Zipf 1.5, d = 1024 unless given, n = 1e6), ``wordfreq`` and
+``hier-wordfreq`` (d = 42,178, n = 1e6) and ``uscities`` (d = 976, n = 1.5e6), each
+measured by OUE at eps = 1.
 ``bayes_layer_speed.py``, ``step_limit.py`` and ``gradient_cost.py`` take them from here.
 """
 
 from __future__ import annotations
 
-CASES = ("zipf", "wordfreq", "hier", "uscities")
+CASES = ("zipf", "wordfreq", "hier", "uscities", "hier-wordfreq")
 
 
 def case_measurement(case: str, seed: int = 0, d: int | None = None):
@@ -19,7 +20,7 @@ def case_measurement(case: str, seed: int = 0, d: int | None = None):
 
     if case in ("zipf", "hier"):
         data = datasets.zipf(1.5, d or 1024, 1_000_000, rng=seed)
-    elif case == "wordfreq":
+    elif case in ("wordfreq", "hier-wordfreq"):
         data = datasets.wordfreq_words() if d is None else datasets.wordfreq_words(d=d)
     elif case == "uscities":
         data = datasets.us_cities()

@@ -30,7 +30,7 @@ import numpy as np
 from bayesldp._validation import check_float, check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import WARMUP_TREE_DEPTH, fit
 from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
 __all__ = [
@@ -504,6 +504,7 @@ def bayes_dirichlet(
     rng=None,
     concentration_prior: tuple[float, float] = (0.0, 2.0),
     kind: str = "auto",
+    warmup_tree_depth: int | None = WARMUP_TREE_DEPTH,
 ) -> Estimate:
     r"""Posterior mean under a symmetric Dirichlet prior with a hyperprior on its concentration.
 
@@ -532,6 +533,9 @@ def bayes_dirichlet(
         Mean and standard deviation of the normal prior on :math:`\log a`.
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood (:func:`ldp_likelihood`).
+    warmup_tree_depth : int or None, default :data:`~bayesldp.models.fitting.WARMUP_TREE_DEPTH`
+        NumPyro's largest NUTS tree depth during warm-up (the draws keep NumPyro's 10);
+        None for NumPyro's own 10 throughout. See :func:`bayesldp.models.fit`.
 
     Returns
     -------
@@ -546,6 +550,8 @@ def bayes_dirichlet(
     rng = check_rng(rng, "rng")
     for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
         check_int(value, name, minimum=0 if name == "tune" else 1)
+    if warmup_tree_depth is not None:
+        check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
     start = time.perf_counter()
     model = cached_model(
         ("dirichlet", m.domain_size, kind, prior),
@@ -553,7 +559,7 @@ def bayes_dirichlet(
     )
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
-        random_seed=rng, method="bayes-dirichlet",
+        random_seed=rng, method="bayes-dirichlet", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.ravel()
     est.info.update(

@@ -67,6 +67,7 @@ __all__ = [
     "parallel_chain_growth",
     "resolve_sampler",
     "single_threaded",
+    "with_warmup_tree_depth",
 ]
 
 #: Samplers in the order ``sampler="auto"`` tries them (fastest first, as measured by
@@ -98,6 +99,21 @@ PARALLEL_CHAIN_BYTES = 4e-3
 #: Share of the available memory the expected growth may take before
 #: :func:`numpyro_chain_method` runs the chains one after the other.
 PARALLEL_MEMORY_SHARE = 0.75
+
+#: NumPyro's own cap on NUTS's tree depth (``NUTS(max_tree_depth=10)``), which the draws
+#: keep when :func:`fit` caps the warm-up's (``warmup_tree_depth``).
+NUMPYRO_MAX_TREE_DEPTH = 10
+
+#: ``warmup_tree_depth`` of the ready-made models (bayes-dirichlet, bayes-hier) under
+#: NumPyro. Uncapped, NumPyro's first warm-up iterations (a small step, far from the
+#: bulk) build trees of depth 7-8 and the warm-up costs more steps than the draws. At
+#: d = 42,178 (wordfreq), whose draws need depth 6, a cap of 5 took a fit from an empty
+#: cache from 236-239 s to 169-175 s (two seeds, paired), with a similar draw step, the
+#: same depth, bulk ESS within 10% either way and the same MSE; at d ~ 1000, whose draws
+#: need depth 5, it changed little (``benchmarks/bayes_layer_speed.py --warmup-depths 0
+#: 5``; ``paper/bayes.md``). A cap of 4 was faster again but mixed worse. The
+#: simulation-based calibration test runs NumPyro at a cap of 2.
+WARMUP_TREE_DEPTH = 5
 
 #: nutpie's compiled models, per PyMC model (reused with new data on later fits).
 _NUTPIE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -388,6 +404,34 @@ def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra,
     )
 
 
+def with_warmup_tree_depth(options: dict, depth: int) -> tuple[dict, int | None]:
+    """Return NumPyro's ``sampler_kwargs`` with NUTS's warm-up tree depth capped at ``depth``.
+
+    NumPyro takes ``max_tree_depth=(warm-up, draws)``; the draws keep
+    :data:`NUMPYRO_MAX_TREE_DEPTH`. A ``max_tree_depth`` the caller set in
+    ``nuts_sampler_kwargs["nuts_kwargs"]`` is kept as it is.
+
+    Parameters
+    ----------
+    options : dict
+        ``sampler_kwargs`` for ``pm.sample`` (not changed).
+    depth : int
+        The warm-up's largest tree depth (at least 1).
+
+    Returns
+    -------
+    (dict, int or None)
+        The options to pass, and the cap applied (None when the caller's was kept).
+    """
+    depth = check_int(depth, "warmup_tree_depth", minimum=1)
+    numpyro_options = dict(options.get("nuts_sampler_kwargs", {}))
+    nuts = dict(numpyro_options.get("nuts_kwargs", {}))
+    if "max_tree_depth" in nuts:
+        return options, None
+    nuts["max_tree_depth"] = (depth, NUMPYRO_MAX_TREE_DEPTH)
+    return {**options, "nuts_sampler_kwargs": {**numpyro_options, "nuts_kwargs": nuts}}, depth
+
+
 _RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}
 
 #: Arguments of each sampler's own function that :func:`fit` sets itself, so
@@ -430,6 +474,7 @@ def fit(
     threads: int | None = 1,
     progressbar: bool = False,
     sampler_kwargs: dict | None = None,
+    warmup_tree_depth: int | None = None,
 ) -> Estimate:
     """Sample a PyMC model holding an ``ldp_likelihood`` and return an Estimate.
 
@@ -468,6 +513,13 @@ def fit(
         ``{"target_accept": 0.9}``; ``"nuts_sampler_kwargs"`` reach NumPyro). The
         arguments ``fit`` sets itself (:data:`RESERVED_SAMPLER_KWARGS`) are refused.
         Recorded in ``info["sampler_kwargs"]``.
+    warmup_tree_depth : int, optional
+        NumPyro only: the largest NUTS tree depth during warm-up (the draws keep
+        NumPyro's :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The
+        first warm-up iterations, with a small step far from the posterior's bulk, build
+        the deepest trees; the ready-made models cap them at :data:`WARMUP_TREE_DEPTH`.
+        nutpie and PyMC have no separate warm-up cap and run as without it. Recorded in
+        ``info["warmup_tree_depth"]`` (None where it was not applied).
 
     Returns
     -------
@@ -479,7 +531,8 @@ def fit(
         ``r_hat`` and ``ess_bulk`` (the worst item of ``var_name`` and of each small
         free or deterministic variable), ``divergences``, ``likelihoods`` (name to
         kind), ``chain_method`` (how NumPyro ran the chains,
-        :func:`numpyro_chain_method`; None for the other samplers), ``model`` and
+        :func:`numpyro_chain_method`; None for the other samplers),
+        ``warmup_tree_depth`` (the warm-up's tree-depth cap, where applied), ``model`` and
         timings: ``seconds_sampling`` (the sampler's call, its
         compilation included) and ``seconds_compile`` (nutpie's compilation of the
         model; near 0 when this process compiled it before, a second or two when an
@@ -511,6 +564,12 @@ def fit(
     if sampler == "auto" and chosen == "numpyro" and not jax_can_run(model, chains):
         chosen = available_samplers()[1]  # the next fastest; PyMC's own is always there
     options = check_keywords(sampler_kwargs, "sampler_kwargs", RESERVED_SAMPLER_KWARGS[chosen])
+    applied_depth = None
+    if warmup_tree_depth is not None:
+        warmup_tree_depth = check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
+    run_options = options
+    if chosen == "numpyro" and warmup_tree_depth is not None:
+        run_options, applied_depth = with_warmup_tree_depth(options, warmup_tree_depth)
     d = measurement.domain_size
     if len(specs) == 1:
         set_measurement(model, next(iter(specs)), measurement)
@@ -522,7 +581,7 @@ def fit(
     extra: dict = {}  # what the runner reports beside the draws
     with single_threaded(threads):
         idata = _RUNNERS[chosen](
-            model, draws, tune, chains, cores, seed, progressbar, extra, options
+            model, draws, tune, chains, cores, seed, progressbar, extra, run_options
         )
     sampled = time.perf_counter()
     values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
@@ -548,6 +607,7 @@ def fit(
             "seconds_sampling": sampled - start,
             "seconds_compile": extra.get("seconds_compile"),
             "chain_method": extra.get("chain_method"),
+            "warmup_tree_depth": applied_depth,
             "model": model,
             "inference_data": idata,
         }

@@ -40,7 +40,7 @@ from bayesldp.models.dirichlet import (
     dirichlet_simplex,
     log_concentration,
 )
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import WARMUP_TREE_DEPTH, fit
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
@@ -184,6 +184,7 @@ def bayes_hier(
     concentration_prior: tuple[float, float] = (0.0, 2.0),
     spread_prior: float = 1.0,
     kind: str = "auto",
+    warmup_tree_depth: int | None = WARMUP_TREE_DEPTH,
 ) -> Estimate:
     r"""Posterior mean under a Dirichlet prior with group-wise, partially pooled concentrations.
 
@@ -217,6 +218,9 @@ def bayes_hier(
         Scale :math:`s_\tau` of the half-normal prior on :math:`\tau`.
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood.
+    warmup_tree_depth : int or None, default :data:`~bayesldp.models.fitting.WARMUP_TREE_DEPTH`
+        NumPyro's largest NUTS tree depth during warm-up (the draws keep NumPyro's 10);
+        None for NumPyro's own 10 throughout. See :func:`bayesldp.models.fit`.
 
     Returns
     -------
@@ -231,6 +235,8 @@ def bayes_hier(
     rng = check_rng(rng, "rng")
     for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
         check_int(value, name, minimum=0 if name == "tune" else 1)
+    if warmup_tree_depth is not None:
+        check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
     labels, index = group_index(groups, m.domain_size)
     start = time.perf_counter()
     key = ("hier", m.domain_size, kind, prior, s_tau, labels, index.tobytes())
@@ -242,7 +248,7 @@ def bayes_hier(
     )
     est = fit(
         model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
-        random_seed=rng, method="bayes-hier",
+        random_seed=rng, method="bayes-hier", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.reshape(-1, len(labels))
     est.info.update(

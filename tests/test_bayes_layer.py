@@ -278,7 +278,7 @@ def test_bayes_hier_matches_exact_posterior(oracle_name, kind):
 # ---------------------------------------------------------------------------
 
 
-def sbc_ranks(fitter, prior_sampler, sims, d, n, rng, thin_to=99, **options):
+def sbc_ranks(fitter, prior_sampler, sims, d, n, rng, thin_to=99, sampler=SAMPLER, **options):
     """Ranks of the true frequencies among posterior draws (Talts et al. 2018)."""
     oracle = bayesldp.OUE(1.0, d)
     truths = prior_sampler(sims, rng)
@@ -287,7 +287,7 @@ def sbc_ranks(fitter, prior_sampler, sims, d, n, rng, thin_to=99, **options):
         # data from the model itself: the composite likelihood's independent binomials
         counts = checks.replicate_counts("binomial", f, n, oracle.p, oracle.q, rng)
         m = bayesldp.Measurement.from_support_counts(counts, n, oracle.p, oracle.q, oracle="OUE")
-        est = quiet(fitter, m, rng=rng, sampler=SAMPLER, **options)
+        est = quiet(fitter, m, rng=rng, sampler=sampler, **options)
         draws = est.uncertainty.sample(0, est.uncertainty.n_draws)
         draws = draws[np.linspace(0, draws.shape[0] - 1, thin_to).astype(int)]
         ranks.append((draws < f).sum(axis=0))
@@ -329,6 +329,22 @@ def test_sbc_ready_made_models(which):
     ranks = sbc_ranks(
         fitter, sampler, sims=100, d=4, n=300, rng=rng, draws=500, tune=500, **options
     )
+    assert_uniform_ranks(ranks, bins=10)
+
+
+@pytest.mark.slow
+@NEEDS_NUMPYRO
+def test_sbc_bayes_dirichlet_numpyro_with_shallow_warmup_trees():
+    # capping NUTS's trees during warm-up changes how NumPyro adapts, not what it
+    # samples: calibrated even at a cap of 2 (3 steps), far below the ready-made
+    # models' WARMUP_TREE_DEPTH
+    from bayesldp.models.dirichlet import prior_sampler
+
+    rng = np.random.default_rng(9)
+    ranks = sbc_ranks(
+        models.bayes_dirichlet, prior_sampler((0.0, 2.0), 4), sims=40, d=4, n=300, rng=rng,
+        draws=500, tune=500, sampler="numpyro", warmup_tree_depth=2,
+    )  # fmt: skip
     assert_uniform_ranks(ranks, bins=10)
 
 
@@ -512,6 +528,8 @@ def test_bad_input_names_the_argument(oue_fit):
         ({"sampler": "stan"}, "sampler"),
         ({"kind": "poisson"}, "kind"),
         ({"concentration_prior": (0.0, -1.0)}, "concentration_prior"),
+        ({"warmup_tree_depth": 0}, "warmup_tree_depth"),
+        ({"warmup_tree_depth": 4.5}, "warmup_tree_depth"),
     ]
     for options, name in cases:
         with pytest.raises(ValueError, match=name):
@@ -522,6 +540,8 @@ def test_bad_input_names_the_argument(oue_fit):
         models.bayes_hier(m, groups={"a": [0, 1, 2], "b": [2]})
     with pytest.raises(ValueError, match="spread_prior"):
         models.bayes_hier(m, spread_prior=0.0)
+    with pytest.raises(ValueError, match="warmup_tree_depth"):
+        models.bayes_hier(m, warmup_tree_depth=True)
     with pytest.raises(ValueError, match="m must be"):
         models.bayes_dirichlet(m.estimates)
     with pm.Model() as empty:
@@ -699,6 +719,64 @@ def test_fit_runs_numpyro_chains_in_sequence_when_memory_is_short(monkeypatch, c
     assert est.info["chain_method"] == "parallel"
     est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", random_seed=1)
     assert est.info["chain_method"] is None
+
+
+def test_with_warmup_tree_depth_caps_the_warmup_only():
+    # NumPyro's max_tree_depth=(warm-up, draws); the caller's options are not changed,
+    # and a cap the caller set is kept
+    from bayesldp.models.fitting import NUMPYRO_MAX_TREE_DEPTH, with_warmup_tree_depth
+
+    options = {"target_accept": 0.9, "nuts_sampler_kwargs": {"chain_method": "sequential"}}
+    out, applied = with_warmup_tree_depth(options, 5)
+    assert applied == 5 and out["target_accept"] == 0.9
+    assert out["nuts_sampler_kwargs"] == {
+        "chain_method": "sequential",
+        "nuts_kwargs": {"max_tree_depth": (5, NUMPYRO_MAX_TREE_DEPTH)},
+    }
+    assert options == {"target_accept": 0.9, "nuts_sampler_kwargs": {"chain_method": "sequential"}}
+    own = {"nuts_sampler_kwargs": {"nuts_kwargs": {"max_tree_depth": 8}}}
+    assert with_warmup_tree_depth(own, 5) == (own, None)
+    for bad in (0, -1, 2.5, True, "5", None, np.float64("nan")):
+        with pytest.raises(ValueError, match="warmup_tree_depth"):
+            with_warmup_tree_depth({}, bad)
+
+
+@NEEDS_NUMPYRO
+def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(monkeypatch):
+    # fit hands NumPyro's NUTS the (warm-up, draws) caps, records the one applied, and
+    # the draws still build trees deeper than the warm-up's cap
+    import numpyro.infer
+
+    seen = []
+
+    class RecordingNUTS(numpyro.infer.NUTS):
+        def __init__(self, *args, **kwargs):
+            seen.append(kwargs.get("max_tree_depth"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(numpyro.infer, "NUTS", RecordingNUTS)
+    m = tiny("OUE")
+    with pm.Model() as model:
+        f = pm.Dirichlet("f", np.ones(3))
+        models.ldp_likelihood("counts", f, m)
+    run = {"draws": 30, "tune": 30, "sampler": "numpyro", "random_seed": 1}
+    est = quiet(models.fit, model, m, warmup_tree_depth=1, **run)
+    assert seen[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
+    assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
+    est = quiet(models.fit, model, m, **run)
+    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
+    est = quiet(models.bayes_dirichlet, m, draws=30, tune=30, sampler="numpyro", rng=1)
+    cap = models.fitting.WARMUP_TREE_DEPTH
+    assert seen[-1] == (cap, 10) and est.info["warmup_tree_depth"] == cap
+    est = quiet(models.bayes_hier, m, draws=30, tune=30, sampler="numpyro", rng=1,
+                warmup_tree_depth=None)  # fmt: skip
+    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
+    # the other samplers have no warm-up cap: run as without it, recorded as not applied
+    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", random_seed=1,
+                warmup_tree_depth=3)  # fmt: skip
+    assert est.info["warmup_tree_depth"] is None
+    with pytest.raises(ValueError, match="warmup_tree_depth"):
+        models.fit(model, m, warmup_tree_depth=0, **run)
 
 
 def test_single_threaded_restores_environment(monkeypatch):

@@ -137,6 +137,26 @@ def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp
     assert (tmp_path / "tiny.csv").exists()
 
 
+def test_bayes_layer_speed_runs_each_warmup_depth_in_turn(tmp_path):
+    # --warmup-depths 0 3: each seed without a cap on NumPyro's warm-up trees, then with
+    # a cap of 3, recorded as fit applied it
+    from bayesldp.models import available_samplers
+
+    if "numpyro" not in available_samplers():
+        pytest.skip("needs jax and numpyro")
+    cmd = [
+        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--cases", "zipf",
+        "--d", "12", "--draws", "20", "--tune", "20", "--samplers", "numpyro",
+        "--warmup-depths", "0", "3", "--out", str(tmp_path), "--name", "depths",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]
+    assert [row["warmup_tree_depth"] for row in rows] == [None, 3]
+    assert all(0 < row["ess_bulk_q01"] <= row["ess_bulk_median"] for row in rows)
+    assert (tmp_path / "depths.csv").exists()
+
+
 def test_leapfrog_gaussian_tiny():
     row = run_script(
         "leapfrog_gaussian.py", "--dims", "50", "--steps", "0.3", "--reps", "20", "--out", ""
