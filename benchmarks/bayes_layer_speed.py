@@ -34,8 +34,8 @@ fit the what-if coordinates of ``benchmarks/kink_normal.py`` and ``kink_square.p
 instead of the library's (zipf, wordfreq); ``--tabulated-mass`` (NumPyro) fixes the mass
 matrix from the items' tabulated posteriors instead of adapting it (bayes-dirichlet on
 zipf and wordfreq); ``--warmup-depths 0 5`` runs each seed with no cap on NumPyro's
-warm-up trees and with a cap of 5, in turn (default: the ready-made models' cap,
-``bayesldp.models.fitting.WARMUP_TREE_DEPTH``).
+warm-up trees and with a cap of 5 (``fit``'s ``warmup_tree_depth``), in turn (default:
+no cap, as the ready-made models).
 """
 
 from __future__ import annotations
@@ -84,12 +84,12 @@ def run_case(
     concentration: float | None = None,
     kink: str = "logistic",
     tabulated_mass: bool = False,
-    warmup_depth: int | None = -1,
+    warmup_depth: int | None = None,
 ) -> dict:
     """Run one case in this process; return its timings and accuracy.
 
     ``warmup_depth`` is ``fit``'s ``warmup_tree_depth`` (NumPyro's warm-up tree-depth
-    cap); -1 takes the ready-made models' default, 0 or None no cap.
+    cap); 0 or None: no cap.
     """
     import warnings
 
@@ -99,7 +99,6 @@ def run_case(
     import bayesldp.models
     from bayesldp import metrics
     from bayesldp.models import dirichlet, fit, hierarchical, ldp_likelihood
-    from bayesldp.models.fitting import WARMUP_TREE_DEPTH
 
     imported = time.perf_counter()
     data, m = case_measurement(case, seed, d)
@@ -144,8 +143,6 @@ def run_case(
         nuts = {"inverse_mass_matrix": tabulated_inverse_mass(model, m, kink)}
         nuts["adapt_mass_matrix"] = False
         sampler_kwargs = {**(sampler_kwargs or {}), "nuts_sampler_kwargs": {"nuts_kwargs": nuts}}
-    if warmup_depth is not None and warmup_depth < 0:
-        warmup_depth = WARMUP_TREE_DEPTH
     ready = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
@@ -337,9 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="NumPyro: fix the mass matrix from the items' tabulated posteriors",
     )  # fmt: skip
     parser.add_argument(
-        "--warmup-depths", nargs="+", type=int, default=[-1],
-        help="NumPyro's warm-up tree-depth caps to run in turn per seed "
-        "(-1: the ready-made models' default, 0: none)",
+        "--warmup-depths", nargs="+", type=int, default=[0],
+        help="NumPyro's warm-up tree-depth caps to run in turn per seed (0: none)",
     )  # fmt: skip
     parser.add_argument(
         "--cold", action="store_true", help="an empty PyTensor cache per case (a new machine)"

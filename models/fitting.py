@@ -104,17 +104,6 @@ PARALLEL_MEMORY_SHARE = 0.75
 #: keep when :func:`fit` caps the warm-up's (``warmup_tree_depth``).
 NUMPYRO_MAX_TREE_DEPTH = 10
 
-#: ``warmup_tree_depth`` of the ready-made models (bayes-dirichlet, bayes-hier) under
-#: NumPyro. Uncapped, NumPyro's first warm-up iterations (a small step, far from the
-#: bulk) build trees of depth 7-8 and the warm-up costs more steps than the draws. At
-#: d = 42,178 (wordfreq), whose draws need depth 6, a cap of 5 took a fit from an empty
-#: cache from 236-239 s to 169-175 s (two seeds, paired), with a similar draw step, the
-#: same depth, bulk ESS within 10% either way and the same MSE; at d ~ 1000, whose draws
-#: need depth 5, it changed little (``benchmarks/bayes_layer_speed.py --warmup-depths 0
-#: 5``; ``paper/bayes.md``). A cap of 4 was faster again but mixed worse. The
-#: simulation-based calibration test runs NumPyro at a cap of 2.
-WARMUP_TREE_DEPTH = 5
-
 #: nutpie's compiled models, per PyMC model (reused with new data on later fits).
 _NUTPIE_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -517,9 +506,14 @@ def fit(
         NumPyro only: the largest NUTS tree depth during warm-up (the draws keep
         NumPyro's :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The
         first warm-up iterations, with a small step far from the posterior's bulk, build
-        the deepest trees; the ready-made models cap them at :data:`WARMUP_TREE_DEPTH`.
-        nutpie and PyMC have no separate warm-up cap and run as without it. Recorded in
-        ``info["warmup_tree_depth"]`` (None where it was not applied).
+        the deepest trees. A trade of speed against the mixing of the hardest items:
+        bayes-dirichlet on wordfreq (d = 42,178) at a cap of 5 took 168-175 s from an
+        empty cache against 236-255 s uncapped (three seeds, paired), with the same bulk
+        ESS and MSE, but its worst item (a noise outlier with a two-mode posterior) mixed
+        worse in all three (r_hat 1.026-1.121 against 1.021-1.040; ``paper/bayes.md``).
+        So no model caps it by default. nutpie and PyMC have no separate warm-up cap and
+        run as without it. Recorded in ``info["warmup_tree_depth"]`` (None where it was
+        not applied).
 
     Returns
     -------

@@ -40,7 +40,7 @@ from bayesldp.models.dirichlet import (
     dirichlet_simplex,
     log_concentration,
 )
-from bayesldp.models.fitting import WARMUP_TREE_DEPTH, fit
+from bayesldp.models.fitting import fit
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
@@ -184,7 +184,7 @@ def bayes_hier(
     concentration_prior: tuple[float, float] = (0.0, 2.0),
     spread_prior: float = 1.0,
     kind: str = "auto",
-    warmup_tree_depth: int | None = WARMUP_TREE_DEPTH,
+    warmup_tree_depth: int | None = None,
 ) -> Estimate:
     r"""Posterior mean under a Dirichlet prior with group-wise, partially pooled concentrations.
 
@@ -218,9 +218,10 @@ def bayes_hier(
         Scale :math:`s_\tau` of the half-normal prior on :math:`\tau`.
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood.
-    warmup_tree_depth : int or None, default :data:`~bayesldp.models.fitting.WARMUP_TREE_DEPTH`
+    warmup_tree_depth : int, optional
         NumPyro's largest NUTS tree depth during warm-up (the draws keep NumPyro's 10);
-        None for NumPyro's own 10 throughout. See :func:`bayesldp.models.fit`.
+        faster at large d, at a cost in the hardest items' mixing: see
+        :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
 
     Returns
     -------
