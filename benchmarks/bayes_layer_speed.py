@@ -206,13 +206,11 @@ def run_case(
 def worst_items(est, m, truth, count: int = 5) -> dict:
     """Which items mix worst: their R-hat and where their estimate and truth lie.
 
-    Also the 1% quantile and the median of the items' bulk ESS.
-
     The items with the largest rank R-hat, each with its raw estimate and its true
     frequency in units of its noise standard deviation, and the number of items whose
     R-hat exceeds 1.05 (the prototype runs found them all estimated at 3-4.5 sds, most
     with a true count near 0: a posterior split between the estimate and the prior's
-    spike at 0).
+    spike at 0). Also the 1% quantile and the median of the items' bulk ESS.
     """
     import numpy as np
 

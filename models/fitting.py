@@ -509,9 +509,10 @@ def fit(
         the deepest trees. A trade of speed against the mixing of the hardest items:
         bayes-dirichlet on wordfreq (d = 42,178) at a cap of 5 took 168-175 s from an
         empty cache against 236-255 s uncapped (three seeds, paired), with the same bulk
-        ESS and MSE, but its worst item (a noise outlier with a two-mode posterior) mixed
-        worse in all three (r_hat 1.026-1.121 against 1.021-1.040; ``paper/bayes.md``).
-        So no model caps it by default. nutpie and PyMC have no separate warm-up cap and
+        ESS and MSE, but its worst item (one with a two-mode posterior: a noise outlier,
+        or a real word whose estimate could also be noise) mixed worse in all three
+        (r_hat 1.026-1.121 against 1.021-1.040; ``paper/bayes.md``). So no model caps it
+        by default. nutpie and PyMC have no separate warm-up cap and
         run as without it. Recorded in ``info["warmup_tree_depth"]`` (None where it was
         not applied).
 
@@ -558,12 +559,11 @@ def fit(
     if sampler == "auto" and chosen == "numpyro" and not jax_can_run(model, chains):
         chosen = available_samplers()[1]  # the next fastest; PyMC's own is always there
     options = check_keywords(sampler_kwargs, "sampler_kwargs", RESERVED_SAMPLER_KWARGS[chosen])
-    applied_depth = None
+    run_options, applied_depth = options, None
     if warmup_tree_depth is not None:
         warmup_tree_depth = check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
-    run_options = options
-    if chosen == "numpyro" and warmup_tree_depth is not None:
-        run_options, applied_depth = with_warmup_tree_depth(options, warmup_tree_depth)
+        if chosen == "numpyro":
+            run_options, applied_depth = with_warmup_tree_depth(options, warmup_tree_depth)
     d = measurement.domain_size
     if len(specs) == 1:
         set_measurement(model, next(iter(specs)), measurement)
