@@ -210,7 +210,9 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
     frequency in units of its noise standard deviation, and the number of items whose
     R-hat exceeds 1.05 (the prototype runs found them all estimated at 3-4.5 sds, most
     with a true count near 0: a posterior split between the estimate and the prior's
-    spike at 0). Also the 1% quantile and the median of the items' bulk ESS.
+    spike at 0). Also the number above 1.01, and the 0.1% and 1% quantiles and the
+    median of the items' bulk ESS: the tail of the items' mixing, which the single worst
+    item measures noisily.
     """
     import numpy as np
 
@@ -221,8 +223,10 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
     sd = np.sqrt(m.variance())
     return {
         "items_r_hat_over_1_05": int((r_hat > 1.05).sum()),
+        "items_r_hat_over_1_01": int((r_hat > 1.01).sum()),
         # the items' bulk ESS beyond the single worst (``ess_bulk_min``), which a few
         # noise outliers with a split posterior set
+        "ess_bulk_q001": float(np.quantile(ess, 0.001)),
         "ess_bulk_q01": float(np.quantile(ess, 0.01)),
         "ess_bulk_median": float(np.median(ess)),
         "worst_items": " ".join(str(int(v)) for v in worst),

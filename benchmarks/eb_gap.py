@@ -27,7 +27,9 @@ not in the library (paper/empirical_bayes.md, 2026-11-24).
 
 Writes ``--out``/``--name``.csv (one row per dataset, eps, seed and method) and
 ``--name``_summary.csv (per dataset and eps: mean MSE and its parts per method, and
-ratios of mean MSE with paired win counts), atomically, and prints the summary.
+ratios of mean MSE with paired win counts), atomically, and prints the summary and,
+for the ``--ranks`` largest items, each one's squared error in units of its noise
+variance (``z2_rank<r>``; ``base``, the raw estimate, is near 1 by construction).
 
 Run ``python benchmarks/eb_gap.py --seeds 0-9`` (about 4 minutes on one core).
 """
@@ -54,7 +56,7 @@ from bayesldp.io import markdown_table, write_csv
 #: Rank bins of the true frequency: (first, one past the last), 0-based.
 BINS = ((0, 10), (10, 50), (50, 200), (200, None))
 BIN_NAMES = ("top10", "r11_50", "r51_200", "rest")
-METHODS = ("eb-npmle", "oracle-bayes", "power-ns", "norm-sub")
+METHODS = ("eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "base")
 #: Prototype priors: name -> (difference order of the penalty, offset of the log).
 VARIANTS = {
     "log-spline": (3, 1.0),
@@ -288,10 +290,20 @@ def rank_parts(truth: np.ndarray, f: np.ndarray) -> dict[str, float]:
     return out
 
 
-def run_cell(data, eps: float, seed: int, variants: list[str], queries: int) -> list[dict]:
+def rank_z2(truth: np.ndarray, f: np.ndarray, sd: np.ndarray, ranks: int) -> dict[str, float]:
+    """Squared error of the items ranked 1..``ranks`` by truth, in units of their noise variance."""
+    order = np.lexsort((np.arange(truth.size), -truth))[:ranks]
+    z2 = ((f[order] - truth[order]) / sd[order]) ** 2
+    return {f"z2_rank{r + 1}": float(v) for r, v in enumerate(z2)}
+
+
+def run_cell(
+    data, eps: float, seed: int, variants: list[str], queries: int, ranks: int = 15
+) -> list[dict]:
     """One measurement, every method: rows of errors."""
     truth = data.frequencies
     m = bayesldp.OUE(eps, data.d).simulate(data.counts, np.random.default_rng(seed))
+    sd = np.sqrt(m.variance())
     rows = []
     for method in (*METHODS, *variants):
         start = time.perf_counter()
@@ -309,6 +321,7 @@ def run_cell(data, eps: float, seed: int, variants: list[str], queries: int) -> 
         seconds = time.perf_counter() - start
         row = {"dataset": data.name, "epsilon": eps, "seed": seed, "method": method}
         row.update(rank_parts(truth, est.frequencies))
+        row.update(rank_z2(truth, est.frequencies, sd, ranks))
         for pct in (50, 90):
             qrng = np.random.default_rng(10_000 + seed)
             row[f"set_mse_{pct}"] = metrics.set_value_mse(truth, est, pct, qrng, queries)
@@ -378,6 +391,9 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         help="prototype priors to add (none: give the flag alone)",
     )
     parser.add_argument("--queries", type=int, default=100, help="random sets per set size")
+    parser.add_argument(
+        "--ranks", type=int, default=15, help="top items whose own errors are tabulated"
+    )
     parser.add_argument("--out", default="benchmarks/results/eb_gap")
     parser.add_argument("--name", default="eb_gap", help="stem of the CSV files")
     args = parser.parse_args(argv)
@@ -391,7 +407,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
             for seed in seeds:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    rows += run_cell(data, eps, seed, variants, args.queries)
+                    rows += run_cell(data, eps, seed, variants, args.queries, args.ranks)
             print(f"{spec} eps {eps:g}: {len(seeds)} seeds, {time.perf_counter() - start:.0f} s",
                   flush=True)  # fmt: skip
     table = pd.DataFrame(rows)
@@ -405,7 +421,17 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     for a in ("eb-npmle", *variants):
         print(f"\n{a}: ratio of mean MSE (runs where {a} is lower)")
         print(markdown_table(compact(summary, a)))
+    print("\nThe top items' own squared errors / noise variance (mean over seeds)")
+    print(markdown_table(per_rank(table, args.ranks)))
     return table
+
+
+def per_rank(table: pd.DataFrame, ranks: int) -> pd.DataFrame:
+    """Per (dataset, eps, method): the mean of each top item's squared error / variance."""
+    cols = [f"z2_rank{r + 1}" for r in range(ranks)]
+    means = table.groupby(["dataset", "epsilon", "method"], sort=False)[cols].mean()
+    means.columns = [str(r + 1) for r in range(ranks)]
+    return means.round(2).reset_index()
 
 
 if __name__ == "__main__":

@@ -503,18 +503,19 @@ def fit(
         arguments ``fit`` sets itself (:data:`RESERVED_SAMPLER_KWARGS`) are refused.
         Recorded in ``info["sampler_kwargs"]``.
     warmup_tree_depth : int, optional
-        NumPyro only: the largest NUTS tree depth during warm-up (the draws keep
-        NumPyro's :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The
-        first warm-up iterations, with a small step far from the posterior's bulk, build
-        the deepest trees. A trade of speed against the mixing of the hardest items:
-        bayes-dirichlet on wordfreq (d = 42,178) at a cap of 5 took 168-175 s from an
-        empty cache against 236-255 s uncapped (three seeds, paired), with the same bulk
-        ESS and MSE, but its worst item (one with a two-mode posterior: a noise outlier,
-        or a real word whose estimate could also be noise) mixed worse in all three
-        (r_hat 1.026-1.121 against 1.021-1.040; ``paper/bayes.md``). So no model caps it
-        by default. nutpie and PyMC have no separate warm-up cap and
-        run as without it. Recorded in ``info["warmup_tree_depth"]`` (None where it was
-        not applied).
+        NumPyro only: the largest NUTS tree depth during warm-up (the draws keep NumPyro's
+        :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The first warm-up
+        iterations, with a small step far from the posterior's bulk, build the deepest
+        trees. A trade of speed against the mixing of the hardest items: bayes-dirichlet on
+        wordfreq (d = 42,178) at a cap of 5 took 164-175 s from an empty cache against
+        229-270 s uncapped (six seeds, paired), with the same bulk ESS and MSE (and ESS
+        tail, 0.1% quantile, in the three seeds that recorded it), but its worst item (one
+        with a two-mode posterior: a noise outlier, or a real word whose estimate could also
+        be noise) mixed worse in five of the six (r_hat 1.022-1.121, median 1.055, against
+        1.021-1.040, median 1.032; an item above 1.05 in three capped runs, in no uncapped
+        one; ``paper/bayes.md``). So no model caps it by default. nutpie and PyMC have no
+        separate warm-up cap and run as without it. Recorded in
+        ``info["warmup_tree_depth"]`` (None where it was not applied).
 
     Returns
     -------

@@ -453,11 +453,18 @@ def test_eb_gap_script_tiny(tmp_path):
            "sure-cv", "--queries", "3", "--out", str(tmp_path), "--name", "tiny"]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, cwd=root, timeout=600)
     rows = pd.read_csv(tmp_path / "tiny.csv")
-    methods = ["eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "log-spline", "sure-cv"]
+    methods = ["eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "base", "log-spline", "sure-cv"]
     assert sorted(rows["method"].unique()) == sorted(methods)
     assert len(rows) == 2 * len(methods)
     parts = rows[["top10", "r11_50", "r51_200", "rest"]].sum(axis=1)
     np.testing.assert_allclose(parts, rows["mse"], rtol=1e-9)
+    # each top item's own error, in units of its noise variance: the raw estimate's by hand
+    data = datasets.get_dataset("zipf:d=64,n=20000")
+    m = bayesldp.OUE(1.0, 64).simulate(data.counts, np.random.default_rng(1))
+    top = np.argsort(-data.frequencies, kind="stable")[:15]
+    z2 = ((m.estimates - data.frequencies)[top] / np.sqrt(m.variance()[top])) ** 2
+    base = rows[(rows["method"] == "base") & (rows["seed"] == 1)]
+    np.testing.assert_allclose(base[[f"z2_rank{r}" for r in range(1, 16)]].values[0], z2)
     summary = pd.read_csv(tmp_path / "tiny_summary.csv")
     cell = summary.iloc[0]
     mean = rows.groupby("method")["mse"].mean()
