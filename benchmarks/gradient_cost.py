@@ -24,6 +24,16 @@ turn, from the same jittered start and key (what a fused density would buy a fit
 own wrapping and the summaries are left out of both)::
 
     python benchmarks/gradient_cost.py --cases wordfreq --backends jax jax-hand --nuts 1000
+
+``--hmc-lengths L ...`` adds, after each round's NUTS runs, NumPyro's static HMC with a
+fixed trajectory length ``L`` (its step adapted, ``ceil(L / step)`` leapfrog steps per
+draw) on the same densities, start and key: NUTS doubles its trees to 2^depth - 1
+steps, past the U-turn, so a fixed length near the U-turn's could take fewer steps. A
+what-if, not the library (``pm.sample`` runs NumPyro's NUTS only). Every run reports the
+largest R-hat and the bulk ESS (smallest, 0.1% and 1% quantiles, median) of the
+unconstrained coordinates, so that a kernel's steps are weighed against its mixing::
+
+    python benchmarks/gradient_cost.py --cases wordfreq --backends jax --nuts 1000 --hmc-lengths 3
 """
 
 from __future__ import annotations
@@ -213,10 +223,30 @@ def measure(case: str, d: int | None, repeat: int, seconds: float, backends) -> 
     ]
 
 
-def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> list[dict]:
-    """Run NumPyro's NUTS on each JAX backend's density, in turn; one row per run."""
+def mixing(samples) -> dict:
+    """Largest R-hat and bulk-ESS quantiles over all elements of ``(chain, draw, ...)`` arrays."""
+    from bayesldp.models.sampling import rhat_ess
+
+    r_hat, ess = zip(*(rhat_ess(np.asarray(x)) for x in samples), strict=True)
+    r_hat, ess = (
+        np.concatenate([np.ravel(r) for r in r_hat]),
+        np.concatenate([np.ravel(e) for e in ess]),
+    )
+    return {
+        "r_hat_max": float(np.nanmax(r_hat)),
+        "ess_bulk_min": float(np.nanmin(ess)),
+        "ess_bulk_q001": float(np.nanquantile(ess, 0.001)),
+        "ess_bulk_q01": float(np.nanquantile(ess, 0.01)),
+        "ess_bulk_median": float(np.nanmedian(ess)),
+    }
+
+
+def nuts_runs(
+    case: str, d: int | None, draws: int, repeat: int, backends, hmc_lengths=()
+) -> list[dict]:
+    """Run NumPyro's NUTS (then static HMC of each length) on each JAX density; a row per run."""
     import jax
-    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer import HMC, MCMC, NUTS
 
     from bayesldp.models import dirichlet
     from bayesldp.models.fitting import jax_devices_for_chains
@@ -236,10 +266,17 @@ def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> li
     densities = {backend: jax_density(model, backend) for backend in backends}
     rows = []
     for round_ in range(repeat):
-        for backend, logp in densities.items():
+        runs = [(b, None) for b in densities] + [(b, L) for L in hmc_lengths for b in densities]
+        for backend, length in runs:
+            logp = densities[backend]
+            potential = lambda z, logp=logp: -logp(z)  # noqa: E731
+            if length is None:
+                kernel = NUTS(potential_fn=potential)
+            else:
+                kernel = HMC(potential_fn=potential, trajectory_length=length)
             mcmc = MCMC(
-                NUTS(potential_fn=lambda z, logp=logp: -logp(z)), num_warmup=draws,
-                num_samples=draws, num_chains=2, chain_method="parallel", progress_bar=False,
+                kernel, num_warmup=draws, num_samples=draws, num_chains=2,
+                chain_method="parallel", progress_bar=False,
             )  # fmt: skip
             load, begin = os.getloadavg()[0], time.perf_counter()
             mcmc.warmup(jax.random.PRNGKey(round_), init_params=init,
@@ -253,12 +290,14 @@ def nuts_runs(case: str, d: int | None, draws: int, repeat: int, backends) -> li
             step = np.asarray(mcmc.last_state.adapt_state.step_size)
             rows.append({
                 "case": case, "d": data.d, "backend": backend, "round": round_,
+                "kernel": "NUTS" if length is None else "HMC", "trajectory_length": length,
                 "draws": draws, "seconds": end - begin, "seconds_warmup": warm - begin,
                 "steps_warmup": warm_steps,
                 "steps_draws": draw_steps,
                 "step_size": " ".join(f"{s:.4f}" for s in np.ravel(step)),
                 "ms_per_step": 1e3 * (end - warm) / draw_steps,
                 "load": load, "load_after": os.getloadavg()[0],
+                **mixing(jax.tree_util.tree_leaves(mcmc.get_samples(group_by_chain=True))),
             })  # fmt: skip
     return rows
 
@@ -268,7 +307,7 @@ def main(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     for case in args.cases:
         if args.nuts:
-            found = nuts_runs(case, args.d, args.nuts, args.repeat, args.backends)
+            found = nuts_runs(case, args.d, args.nuts, args.repeat, args.backends, args.hmc_lengths)
         else:
             found = measure(case, args.d, args.repeat, args.seconds, args.backends)
         for row in found:
@@ -288,6 +327,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--nuts", type=int, metavar="DRAWS", help="time NUTS runs of DRAWS + DRAWS instead"
     )
+    parser.add_argument(
+        "--hmc-lengths", nargs="*", type=float, default=[],
+        help="with --nuts: also static HMC runs of these trajectory lengths",
+    )  # fmt: skip
     results_table.add_output_arguments(parser, "gradient_cost")
     return parser
 

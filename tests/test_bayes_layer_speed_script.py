@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pymc")
@@ -85,8 +86,24 @@ def test_gradient_cost_nuts_runs_tiny():
     assert 2 * 20 <= row["steps_warmup"] <= 2 * 20 * 1023
     assert row["seconds"] > row["seconds_warmup"] > 0 and row["ms_per_step"] > 0
     assert len(row["step_size"].split()) == 2
+    assert row["kernel"] == "NUTS" and row["trajectory_length"] is None
+    # 20 draws: the numbers are rough, but finite and ordered
+    assert 0.8 < row["r_hat_max"] < 100 and 0 < row["ess_bulk_min"] <= row["ess_bulk_median"]
     with pytest.raises(ValueError, match="jax-hand"):
         load_benchmark("gradient_cost").nuts_runs("zipf", 12, 20, 1, ["numba", "jax"])
+
+
+def test_gradient_cost_static_hmc_runs_tiny():
+    # --hmc-lengths: static HMC after NUTS; ceil(length / step) steps per draw and chain
+    pytest.importorskip("numpyro")
+    row = run_script(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
+        "--backends", "jax", "--hmc-lengths", "1.5", "--out", "",
+    )  # fmt: skip
+    assert row["kernel"] == "HMC" and row["trajectory_length"] == 1.5
+    steps = [int(np.ceil(1.5 / float(s))) for s in row["step_size"].split()]
+    assert row["steps_draws"] == 20 * sum(steps)
+    assert 0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"]
 
 
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
