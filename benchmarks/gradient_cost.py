@@ -34,6 +34,10 @@ largest R-hat and the bulk ESS (smallest, 0.1% and 1% quantiles, median) of the
 unconstrained coordinates, so that a kernel's steps are weighed against its mixing::
 
     python benchmarks/gradient_cost.py --cases wordfreq --backends jax --nuts 1000 --hmc-lengths 3
+
+``--nuts-depths D ...`` runs NUTS once per largest tree depth ``D`` (NumPyro's default
+10): NumPyro keeps ``D`` checkpoints of the momentum for its U-turn checks, so a smaller
+``D`` than the trees need costs nothing in the draws and may save bookkeeping.
 """
 
 from __future__ import annotations
@@ -242,9 +246,12 @@ def mixing(samples) -> dict:
 
 
 def nuts_runs(
-    case: str, d: int | None, draws: int, repeat: int, backends, hmc_lengths=()
+    case: str, d: int | None, draws: int, repeat: int, backends, hmc_lengths=(), nuts_depths=(10,)
 ) -> list[dict]:
-    """Run NumPyro's NUTS (then static HMC of each length) on each JAX density; a row per run."""
+    """Run NumPyro's NUTS (then static HMC of each length) on each JAX density; a row per run.
+
+    ``nuts_depths``: NUTS's largest tree depth, one run per value (NumPyro's default 10).
+    """
     import jax
     from numpyro.infer import HMC, MCMC, NUTS
 
@@ -266,12 +273,13 @@ def nuts_runs(
     densities = {backend: jax_density(model, backend) for backend in backends}
     rows = []
     for round_ in range(repeat):
-        runs = [(b, None) for b in densities] + [(b, L) for L in hmc_lengths for b in densities]
-        for backend, length in runs:
+        runs = [(b, None, depth) for depth in nuts_depths for b in densities]
+        runs += [(b, L, None) for L in hmc_lengths for b in densities]
+        for backend, length, depth in runs:
             logp = densities[backend]
             potential = lambda z, logp=logp: -logp(z)  # noqa: E731
             if length is None:
-                kernel = NUTS(potential_fn=potential)
+                kernel = NUTS(potential_fn=potential, max_tree_depth=depth)
             else:
                 kernel = HMC(potential_fn=potential, trajectory_length=length)
             mcmc = MCMC(
@@ -291,6 +299,7 @@ def nuts_runs(
             rows.append({
                 "case": case, "d": data.d, "backend": backend, "round": round_,
                 "kernel": "NUTS" if length is None else "HMC", "trajectory_length": length,
+                "max_tree_depth": depth,
                 "draws": draws, "seconds": end - begin, "seconds_warmup": warm - begin,
                 "steps_warmup": warm_steps,
                 "steps_draws": draw_steps,
@@ -307,7 +316,10 @@ def main(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     for case in args.cases:
         if args.nuts:
-            found = nuts_runs(case, args.d, args.nuts, args.repeat, args.backends, args.hmc_lengths)
+            found = nuts_runs(
+                case, args.d, args.nuts, args.repeat, args.backends, args.hmc_lengths,
+                args.nuts_depths,
+            )  # fmt: skip
         else:
             found = measure(case, args.d, args.repeat, args.seconds, args.backends)
         for row in found:
@@ -330,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--hmc-lengths", nargs="*", type=float, default=[],
         help="with --nuts: also static HMC runs of these trajectory lengths",
+    )  # fmt: skip
+    parser.add_argument(
+        "--nuts-depths", nargs="+", type=int, default=[10],
+        help="with --nuts: NUTS's largest tree depth, one run per value",
     )  # fmt: skip
     results_table.add_output_arguments(parser, "gradient_cost")
     return parser

@@ -93,6 +93,18 @@ def test_gradient_cost_nuts_runs_tiny():
         load_benchmark("gradient_cost").nuts_runs("zipf", 12, 20, 1, ["numba", "jax"])
 
 
+def test_gradient_cost_nuts_depth_caps_the_trees_tiny():
+    # --nuts-depths 2: at most 2^2 - 1 = 3 leapfrog steps per iteration and chain
+    pytest.importorskip("numpyro")
+    row = run_script(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
+        "--backends", "jax", "--nuts-depths", "2", "--out", "",
+    )  # fmt: skip
+    assert row["kernel"] == "NUTS" and row["max_tree_depth"] == 2
+    assert 2 * 20 <= row["steps_draws"] <= 2 * 20 * 3
+    assert 2 * 20 <= row["steps_warmup"] <= 2 * 20 * 3
+
+
 def test_gradient_cost_static_hmc_runs_tiny():
     # --hmc-lengths: static HMC after NUTS; ceil(length / step) steps per draw and chain
     pytest.importorskip("numpyro")
