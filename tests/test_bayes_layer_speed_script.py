@@ -15,12 +15,17 @@ pytest.importorskip("pymc")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_script(name: str, *args: str) -> dict:
-    """Run ``benchmarks/<name>`` in a subprocess; return the JSON row it prints last."""
+def run_script_rows(name: str, *args: str) -> list[dict]:
+    """Run ``benchmarks/<name>`` in a subprocess; return the JSON rows it prints."""
     cmd = [sys.executable, str(ROOT / "benchmarks" / name), *args]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]
+
+
+def run_script(name: str, *args: str) -> dict:
+    """Run ``benchmarks/<name>`` in a subprocess; return the JSON row it prints last."""
+    return run_script_rows(name, *args)[-1]
 
 
 def load_benchmark(name: str):
@@ -93,29 +98,22 @@ def test_gradient_cost_nuts_runs_tiny():
         load_benchmark("gradient_cost").nuts_runs("zipf", 12, 20, 1, ["numba", "jax"])
 
 
-def test_gradient_cost_nuts_depth_caps_the_trees_tiny():
-    # --nuts-depths 2: at most 2^2 - 1 = 3 leapfrog steps per iteration and chain
+def test_gradient_cost_depth_caps_and_static_hmc_tiny():
+    # --nuts-depths 2: at most 2^2 - 1 = 3 leapfrog steps per iteration and chain;
+    # --hmc-lengths 1.5: static HMC after NUTS, ceil(length / step) steps per draw and chain
     pytest.importorskip("numpyro")
-    row = run_script(
+    nuts, hmc = run_script_rows(
         "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
-        "--backends", "jax", "--nuts-depths", "2", "--out", "",
+        "--backends", "jax", "--nuts-depths", "2", "--hmc-lengths", "1.5", "--out", "",
     )  # fmt: skip
-    assert row["kernel"] == "NUTS" and row["max_tree_depth"] == 2
-    assert 2 * 20 <= row["steps_draws"] <= 2 * 20 * 3
-    assert 2 * 20 <= row["steps_warmup"] <= 2 * 20 * 3
-
-
-def test_gradient_cost_static_hmc_runs_tiny():
-    # --hmc-lengths: static HMC after NUTS; ceil(length / step) steps per draw and chain
-    pytest.importorskip("numpyro")
-    row = run_script(
-        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
-        "--backends", "jax", "--hmc-lengths", "1.5", "--out", "",
-    )  # fmt: skip
-    assert row["kernel"] == "HMC" and row["trajectory_length"] == 1.5
-    steps = [int(np.ceil(1.5 / float(s))) for s in row["step_size"].split()]
-    assert row["steps_draws"] == 20 * sum(steps)
-    assert 0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"]
+    assert nuts["kernel"] == "NUTS" and nuts["max_tree_depth"] == 2
+    assert 2 * 20 <= nuts["steps_draws"] <= 2 * 20 * 3
+    assert 2 * 20 <= nuts["steps_warmup"] <= 2 * 20 * 3
+    assert hmc["kernel"] == "HMC" and hmc["trajectory_length"] == 1.5
+    steps = [int(np.ceil(1.5 / float(s))) for s in hmc["step_size"].split()]
+    assert hmc["steps_draws"] == 20 * sum(steps)
+    for row in (nuts, hmc):
+        assert 0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"]
 
 
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
@@ -151,14 +149,11 @@ def test_gradient_cost_hand_written_jax_form_is_the_models_density():
 
 def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp_path):
     # through main(), so the options must reach the per-case process
-    cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--cases", "zipf",
-        "--d", "12", "--draws", "20", "--tune", "20", "--sampler-kwargs", '{"maxdepth": 2}',
-        "--concentration", "0.5", "--out", str(tmp_path), "--name", "tiny",
-    ]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    row = json.loads(result.stdout.strip().splitlines()[-1])
+    row = run_script(
+        "bayes_layer_speed.py", "--cases", "zipf", "--d", "12", "--draws", "20", "--tune",
+        "20", "--sampler-kwargs", '{"maxdepth": 2}', "--concentration", "0.5", "--out",
+        str(tmp_path), "--name", "tiny",
+    )  # fmt: skip
     assert row["method"] == "bayes-dirichlet, a fixed" and row["concentration"] == 0.5
     assert json.loads(row["sampler_kwargs"]) == {"maxdepth": 2}
     if row["sampler"] == "nutpie":  # a depth cap of 2: at most 3 steps per draw
@@ -173,14 +168,11 @@ def test_bayes_layer_speed_runs_each_warmup_depth_in_turn(tmp_path):
 
     if "numpyro" not in available_samplers():
         pytest.skip("needs jax and numpyro")
-    cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "bayes_layer_speed.py"), "--cases", "zipf",
-        "--d", "12", "--draws", "20", "--tune", "20", "--samplers", "numpyro",
-        "--warmup-depths", "0", "3", "--out", str(tmp_path), "--name", "depths",
-    ]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    rows = [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]
+    rows = run_script_rows(
+        "bayes_layer_speed.py", "--cases", "zipf", "--d", "12", "--draws", "20", "--tune",
+        "20", "--samplers", "numpyro", "--warmup-depths", "0", "3", "--out", str(tmp_path),
+        "--name", "depths",
+    )  # fmt: skip
     assert [row["warmup_tree_depth"] for row in rows] == [None, 3]
     assert all(
         0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"] for row in rows
