@@ -247,11 +247,20 @@ def mixing(samples) -> dict:
 
 
 def nuts_runs(
-    case: str, d: int | None, draws: int, repeat: int, backends, hmc_lengths=(), nuts_depths=(10,)
+    case: str,
+    d: int | None,
+    draws: int,
+    repeat: int,
+    backends,
+    hmc_lengths=(),
+    nuts_depths=(10,),
+    first_round: int = 0,
 ) -> list[dict]:
     """Run NumPyro's NUTS (then static HMC of each length) on each JAX density; a row per run.
 
     ``nuts_depths``: NUTS's largest tree depth, one run per value (NumPyro's default 10).
+    Round ``r`` (``first_round`` to ``first_round + repeat - 1``) runs from the key
+    ``PRNGKey(r)``; every round starts at the same jittered point.
     """
     import jax
     from numpyro.infer import HMC, MCMC, NUTS
@@ -273,7 +282,7 @@ def nuts_runs(
     )
     densities = {backend: jax_density(model, backend) for backend in backends}
     rows = []
-    for round_ in range(repeat):
+    for round_ in range(first_round, first_round + repeat):
         runs = [(b, None, depth) for depth in nuts_depths for b in densities]
         runs += [(b, L, None) for L in hmc_lengths for b in densities]
         for backend, length, depth in runs:
@@ -319,7 +328,7 @@ def main(args: argparse.Namespace) -> list[dict]:
         if args.nuts:
             found = nuts_runs(
                 case, args.d, args.nuts, args.repeat, args.backends, args.hmc_lengths,
-                args.nuts_depths,
+                args.nuts_depths, args.first_round,
             )  # fmt: skip
         else:
             found = measure(case, args.d, args.repeat, args.seconds, args.backends)
@@ -336,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--d", type=int, help="domain size (default: the case's)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["numba"])
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds")
+    parser.add_argument(
+        "--first-round", type=int, default=0, help="with --nuts: the first round's key"
+    )
     parser.add_argument("--seconds", type=float, default=1.0, help="length of a round")
     parser.add_argument(
         "--nuts", type=int, metavar="DRAWS", help="time NUTS runs of DRAWS + DRAWS instead"

@@ -104,8 +104,10 @@ def test_gradient_cost_depth_caps_and_static_hmc_tiny():
     pytest.importorskip("numpyro")
     nuts, hmc = run_script_rows(
         "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "20",
-        "--backends", "jax", "--nuts-depths", "2", "--hmc-lengths", "1.5", "--out", "",
+        "--backends", "jax", "--nuts-depths", "2", "--hmc-lengths", "1.5", "--first-round",
+        "3", "--out", "",
     )  # fmt: skip
+    assert nuts["round"] == hmc["round"] == 3
     assert nuts["kernel"] == "NUTS" and nuts["max_tree_depth"] == 2
     assert 2 * 20 <= nuts["steps_draws"] <= 2 * 20 * 3
     assert 2 * 20 <= nuts["steps_warmup"] <= 2 * 20 * 3
