@@ -35,6 +35,9 @@ unconstrained coordinates, so that a kernel's steps are weighed against its mixi
 
     python benchmarks/gradient_cost.py --cases wordfreq --backends jax --nuts 1000 --hmc-lengths 3
 
+``--hmc-jitter J`` draws each HMC iteration's length uniformly from ``L * (1 -+ J)``
+(:func:`jittered_hmc`), and ``--nuts-depths`` given alone runs no NUTS.
+
 ``--nuts-depths D ...`` runs NUTS once per largest tree depth ``D`` (NumPyro's default
 10): NumPyro keeps ``D`` checkpoints of the momentum for its U-turn checks. A ``D`` that
 still covers the draws' trees (6 levels on wordfreq) leaves the draws' trees alone and
@@ -246,6 +249,32 @@ def mixing(samples) -> dict:
     }
 
 
+def jittered_hmc(potential, length: float, jitter: float):
+    """NumPyro's static HMC whose trajectory length is redrawn every iteration.
+
+    The length is ``length * U(1 - jitter, 1 + jitter)`` (``jitter`` 0: fixed), drawn
+    from a key folded out of the chain's own, independently of the state, so each
+    iteration is a valid HMC kernel and their mixture is too. A fixed length that falls
+    near a coordinate's period leaves it nearly still; a random one cannot do so every
+    time.
+    """
+    import jax
+    from numpyro.infer import HMC
+
+    if not 0 <= jitter < 1:
+        raise ValueError(f"hmc_jitter must lie in [0, 1), got {jitter}")
+
+    class JitteredHMC(HMC):
+        def sample(self, state, model_args, model_kwargs):
+            if jitter > 0:
+                key = jax.random.fold_in(state.rng_key, 1)
+                scale = jax.random.uniform(key, minval=1 - jitter, maxval=1 + jitter)
+                state = state._replace(trajectory_length=length * scale)
+            return super().sample(state, model_args, model_kwargs)
+
+    return JitteredHMC(potential_fn=potential, trajectory_length=length)
+
+
 def nuts_runs(
     case: str,
     d: int | None,
@@ -255,15 +284,17 @@ def nuts_runs(
     hmc_lengths=(),
     nuts_depths=(10,),
     first_round: int = 0,
+    hmc_jitter: float = 0.0,
 ) -> list[dict]:
     """Run NumPyro's NUTS (then static HMC of each length) on each JAX density; a row per run.
 
     ``nuts_depths``: NUTS's largest tree depth, one run per value (NumPyro's default 10).
     Round ``r`` (``first_round`` to ``first_round + repeat - 1``) runs from the key
-    ``PRNGKey(r)``; every round starts at the same jittered point.
+    ``PRNGKey(r)``; every round starts at the same jittered point. ``hmc_jitter`` > 0:
+    each HMC iteration's length is drawn uniformly from ``length * (1 -+ hmc_jitter)``.
     """
     import jax
-    from numpyro.infer import HMC, MCMC, NUTS
+    from numpyro.infer import MCMC, NUTS
 
     from bayesldp.models import dirichlet
     from bayesldp.models.fitting import jax_devices_for_chains
@@ -291,7 +322,7 @@ def nuts_runs(
             if length is None:
                 kernel = NUTS(potential_fn=potential, max_tree_depth=depth)
             else:
-                kernel = HMC(potential_fn=potential, trajectory_length=length)
+                kernel = jittered_hmc(potential, length, hmc_jitter)
             mcmc = MCMC(
                 kernel, num_warmup=draws, num_samples=draws, num_chains=2,
                 chain_method="parallel", progress_bar=False,
@@ -309,7 +340,7 @@ def nuts_runs(
             rows.append({
                 "case": case, "d": data.d, "backend": backend, "round": round_,
                 "kernel": "NUTS" if length is None else "HMC", "trajectory_length": length,
-                "max_tree_depth": depth,
+                "max_tree_depth": depth, "hmc_jitter": None if length is None else hmc_jitter,
                 "draws": draws, "seconds": end - begin, "seconds_warmup": warm - begin,
                 "steps_warmup": warm_steps,
                 "steps_draws": draw_steps,
@@ -328,7 +359,7 @@ def main(args: argparse.Namespace) -> list[dict]:
         if args.nuts:
             found = nuts_runs(
                 case, args.d, args.nuts, args.repeat, args.backends, args.hmc_lengths,
-                args.nuts_depths, args.first_round,
+                args.nuts_depths, args.first_round, args.hmc_jitter,
             )  # fmt: skip
         else:
             found = measure(case, args.d, args.repeat, args.seconds, args.backends)
@@ -357,8 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --nuts: also static HMC runs of these trajectory lengths",
     )  # fmt: skip
     parser.add_argument(
-        "--nuts-depths", nargs="+", type=int, default=[10],
-        help="with --nuts: NUTS's largest tree depth, one run per value",
+        "--nuts-depths", nargs="*", type=int, default=[10],
+        help="with --nuts: NUTS's largest tree depth, one run per value (none: no NUTS)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hmc-jitter", type=float, default=0.0,
+        help="with --hmc-lengths: each iteration's length uniform in length * (1 -+ this)",
     )  # fmt: skip
     results_table.add_output_arguments(parser, "gradient_cost")
     return parser

@@ -118,6 +118,26 @@ def test_gradient_cost_depth_caps_and_static_hmc_tiny():
         assert 0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"]
 
 
+def test_gradient_cost_jittered_hmc_tiny():
+    # --hmc-jitter 0.5 and no NUTS: each iteration's length uniform in 1.5 * [0.5, 1.5],
+    # so a chain's draws take between ceil(0.75 / step) and ceil(2.25 / step) steps each
+    pytest.importorskip("numpyro")
+    rows = run_script_rows(
+        "gradient_cost.py", "--cases", "zipf", "--d", "12", "--repeat", "1", "--nuts", "40",
+        "--backends", "jax", "--nuts-depths", "--hmc-lengths", "1.5", "--hmc-jitter", "0.5",
+        "--out", "",
+    )  # fmt: skip
+    assert len(rows) == 1 and rows[0]["kernel"] == "HMC" and rows[0]["hmc_jitter"] == 0.5
+    steps = np.array([float(s) for s in rows[0]["step_size"].split()])
+    low, high = np.ceil(0.75 / steps).sum(), np.ceil(2.25 / steps).sum()
+    # strictly inside: 80 draws of a uniform length do not all land on one end
+    assert 40 * low < rows[0]["steps_draws"] < 40 * high
+    # and not the fixed length's count: the jitter took effect
+    assert rows[0]["steps_draws"] != 40 * np.ceil(1.5 / steps).sum()
+    with pytest.raises(ValueError, match="hmc_jitter"):
+        load_benchmark("gradient_cost").jittered_hmc(lambda z: 0.0, 1.0, 1.0)
+
+
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
     """The what-if is timed only after its value and gradient match PyMC's; a wrong one fails."""
     pytest.importorskip("jax")
