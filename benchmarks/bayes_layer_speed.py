@@ -50,10 +50,10 @@ import time
 
 if __package__:  # imported as benchmarks.bayes_layer_speed
     from benchmarks import results_table
-    from benchmarks.speed_cases import CASES, case_measurement
+    from benchmarks.speed_cases import CASES, case_measurement, ess_quantiles
 else:  # run as a script: its folder is on sys.path
     import results_table
-    from speed_cases import CASES, case_measurement
+    from speed_cases import CASES, case_measurement, ess_quantiles
 
 START = time.perf_counter()
 
@@ -224,11 +224,7 @@ def worst_items(est, m, truth, count: int = 5) -> dict:
     return {
         "items_r_hat_over_1_05": int((r_hat > 1.05).sum()),
         "items_r_hat_over_1_01": int((r_hat > 1.01).sum()),
-        # the items' bulk ESS beyond the single worst (``ess_bulk_min``), which a few
-        # noise outliers with a split posterior set
-        "ess_bulk_q001": float(np.quantile(ess, 0.001)),
-        "ess_bulk_q01": float(np.quantile(ess, 0.01)),
-        "ess_bulk_median": float(np.median(ess)),
+        **ess_quantiles(ess),  # beyond the single worst item (``ess_bulk_min``)
         "worst_items": " ".join(str(int(v)) for v in worst),
         "worst_r_hat": " ".join(f"{r_hat[v]:.3f}" for v in worst),
         "worst_z_estimate": " ".join(f"{m.estimates[v] / sd[v]:.2f}" for v in worst),

@@ -278,9 +278,14 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+def rank_order(truth: np.ndarray) -> np.ndarray:
+    """Items by decreasing true frequency, ties by index (rank 1 first)."""
+    return np.lexsort((np.arange(truth.size), -truth))
+
+
 def rank_parts(truth: np.ndarray, f: np.ndarray) -> dict[str, float]:
     """Full-domain MSE and its parts over the rank bins (they add up to the MSE)."""
-    order = np.lexsort((np.arange(truth.size), -truth))
+    order = rank_order(truth)
     err = (f - truth) ** 2
     out = {
         name: float(err[order[a:b]].sum() / truth.size)
@@ -292,7 +297,7 @@ def rank_parts(truth: np.ndarray, f: np.ndarray) -> dict[str, float]:
 
 def rank_z2(truth: np.ndarray, f: np.ndarray, sd: np.ndarray, ranks: int) -> dict[str, float]:
     """Squared error of the items ranked 1..``ranks`` by truth, in units of their noise variance."""
-    order = np.lexsort((np.arange(truth.size), -truth))[:ranks]
+    order = rank_order(truth)[:ranks]
     z2 = ((f[order] - truth[order]) / sd[order]) ** 2
     return {f"z2_rank{r + 1}": float(v) for r, v in enumerate(z2)}
 

@@ -54,10 +54,10 @@ import numpy as np
 
 if __package__:  # imported as benchmarks.gradient_cost
     from benchmarks import results_table
-    from benchmarks.speed_cases import case_measurement
+    from benchmarks.speed_cases import case_measurement, ess_quantiles
 else:  # run as a script: its folder is on sys.path
     import results_table
-    from speed_cases import case_measurement
+    from speed_cases import case_measurement, ess_quantiles
 
 BACKENDS = ("numba", "jax", "jax-hand")
 
@@ -243,9 +243,7 @@ def mixing(samples) -> dict:
     return {
         "r_hat_max": float(np.nanmax(r_hat)),
         "ess_bulk_min": float(np.nanmin(ess)),
-        "ess_bulk_q001": float(np.nanquantile(ess, 0.001)),
-        "ess_bulk_q01": float(np.nanquantile(ess, 0.01)),
-        "ess_bulk_median": float(np.nanmedian(ess)),
+        **ess_quantiles(ess),
     }
 
 
