@@ -36,7 +36,8 @@ unconstrained coordinates, so that a kernel's steps are weighed against its mixi
     python benchmarks/gradient_cost.py --cases wordfreq --backends jax --nuts 1000 --hmc-lengths 3
 
 ``--hmc-jitter J`` draws each HMC iteration's length uniformly from ``L * (1 -+ J)``
-(:func:`jittered_hmc`), and ``--nuts-depths`` given alone runs no NUTS.
+(:func:`bayesldp.models.jax_hmc.jittered_hmc_kernel`, without its step cap), and
+``--nuts-depths`` given alone runs no NUTS.
 
 ``--nuts-depths D ...`` runs NUTS once per largest tree depth ``D`` (NumPyro's default
 10): NumPyro keeps ``D`` checkpoints of the momentum for its U-turn checks. A ``D`` that
@@ -247,32 +248,6 @@ def mixing(samples) -> dict:
     }
 
 
-def jittered_hmc(potential, length: float, jitter: float):
-    """NumPyro's static HMC whose trajectory length is redrawn every iteration.
-
-    The length is ``length * U(1 - jitter, 1 + jitter)`` (``jitter`` 0: fixed), drawn
-    from a key folded out of the chain's own, independently of the state, so each
-    iteration is a valid HMC kernel and their mixture is too. A fixed length that falls
-    near a coordinate's period leaves it nearly still; a random one cannot do so every
-    time.
-    """
-    import jax
-    from numpyro.infer import HMC
-
-    if not 0 <= jitter < 1:
-        raise ValueError(f"hmc_jitter must lie in [0, 1), got {jitter}")
-
-    class JitteredHMC(HMC):
-        def sample(self, state, model_args, model_kwargs):
-            if jitter > 0:
-                key = jax.random.fold_in(state.rng_key, 1)
-                scale = jax.random.uniform(key, minval=1 - jitter, maxval=1 + jitter)
-                state = state._replace(trajectory_length=length * scale)
-            return super().sample(state, model_args, model_kwargs)
-
-    return JitteredHMC(potential_fn=potential, trajectory_length=length)
-
-
 def nuts_runs(
     case: str,
     d: int | None,
@@ -296,6 +271,7 @@ def nuts_runs(
 
     from bayesldp.models import dirichlet
     from bayesldp.models.fitting import jax_devices_for_chains
+    from bayesldp.models.jax_hmc import jittered_hmc_kernel
 
     if "numba" in backends:
         raise ValueError("--nuts runs NumPyro: choose the backends jax and jax-hand")
@@ -320,7 +296,9 @@ def nuts_runs(
             if length is None:
                 kernel = NUTS(potential_fn=potential, max_tree_depth=depth)
             else:
-                kernel = jittered_hmc(potential, length, hmc_jitter)
+                kernel = jittered_hmc_kernel(
+                    potential, trajectory_length=length, jitter=hmc_jitter, max_steps=2**31 - 1
+                )
             mcmc = MCMC(
                 kernel, num_warmup=draws, num_samples=draws, num_chains=2,
                 chain_method="parallel", progress_bar=False,

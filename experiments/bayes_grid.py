@@ -44,7 +44,9 @@ PAIRS: tuple[tuple[str, str], ...] = (
 
 #: The models' own warnings (convergence, posterior at a bound, sampling box, interpolation);
 #: library notices captured alongside (PyTensor's BLAS, ArviZ's refactor) are not counted.
-SAMPLER_WARNINGS = "poor NUTS convergence|piles up at an end|edge of the sampling box|interpolation"
+SAMPLER_WARNINGS = (
+    "poor (?:NUTS|HMC) convergence|piles up at an end|edge of the sampling box|interpolation"
+)
 
 
 def _mse(results: pd.DataFrame) -> pd.DataFrame:

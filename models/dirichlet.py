@@ -30,7 +30,7 @@ import numpy as np
 from bayesldp._validation import check_float, check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import READY_MADE_SAMPLERS, fit, resolve_sampler
 from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
 __all__ = [
@@ -517,16 +517,19 @@ def bayes_dirichlet(
             \prod_v \mathrm{Binomial}(n, q + (p-q) f_v) & \text{otherwise}
         \end{cases}
 
-    sampled with NUTS in the coordinates of :func:`dirichlet_simplex`.
+    sampled with HMC (by default jittered static HMC, ``sampler``) in the coordinates of
+    :func:`dirichlet_simplex`.
 
     Parameters
     ----------
     m : Measurement
         The oracle output.
     draws, tune, chains : int
-        NUTS settings, per chain.
-    sampler : {"auto", "nutpie", "numpyro", "pymc"}
-        See :func:`bayesldp.models.fit`.
+        Sampler settings, per chain.
+    sampler : {"auto", "numpyro-hmc", "numpyro", "nutpie", "pymc"}
+        See :func:`bayesldp.models.fit`; ``"auto"`` takes the first installed of
+        :data:`~bayesldp.models.fitting.READY_MADE_SAMPLERS` (jittered static HMC first,
+        checked on this model: ``paper/bayes.md``).
     rng : numpy.random.Generator, int or None
         Seeds the sampler (same seed, same result).
     concentration_prior : (float, float), default (0, 2)
@@ -534,9 +537,9 @@ def bayes_dirichlet(
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood (:func:`ldp_likelihood`).
     warmup_tree_depth : int, optional
-        NumPyro's largest NUTS tree depth during warm-up (the draws keep NumPyro's 10);
-        faster at large d, at a cost in the hardest items' mixing: see
-        :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
+        With ``sampler="numpyro"``: NumPyro's largest NUTS tree depth during warm-up (the
+        draws keep NumPyro's 10); faster at large d, at a cost in the hardest items'
+        mixing: see :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
 
     Returns
     -------
@@ -559,7 +562,8 @@ def bayes_dirichlet(
         lambda: build_dirichlet_model(m, concentration_prior=prior, kind=kind),
     )
     est = fit(
-        model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
+        model, m, var_name="f", draws=draws, tune=tune, chains=chains,
+        sampler=resolve_sampler(sampler, READY_MADE_SAMPLERS),
         random_seed=rng, method="bayes-dirichlet", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.ravel()

@@ -1,13 +1,24 @@
 """Fit any PyMC model holding an :func:`~bayesldp.models.ldp_likelihood` to a measurement.
 
-:func:`fit` samples the model's posterior with one of three NUTS implementations and
-returns a :class:`bayesldp.Estimate` whose frequencies are posterior means and whose
-:meth:`~bayesldp.Estimate.interval` uses the posterior draws.
+:func:`fit` samples the model's posterior with one of three NUTS implementations or
+jittered static HMC, and returns a :class:`bayesldp.Estimate` whose frequencies are
+posterior means and whose :meth:`~bayesldp.Estimate.interval` uses the posterior draws.
 
-Samplers, fastest first where installed (``sampler="auto"`` takes the first available;
+NUTS samplers, fastest first where installed (for your own model ``sampler="auto"``
+takes the first available NUTS;
 ``python benchmarks/bayes_layer_speed.py --samplers numpyro nutpie --cold`` measures them
 side by side: bayes-dirichlet on wordfreq, d = 42,178, took 222 s with NumPyro and 448 s
-with nutpie, and 11 s against 26 s on the papers' Zipf setting, from an empty cache):
+with nutpie, and 11 s against 26 s on the papers' Zipf setting, from an empty cache).
+The ready-made models' ``"auto"`` takes ``"numpyro-hmc"`` first
+(:data:`READY_MADE_SAMPLERS`), checked on their posteriors:
+
+``"numpyro-hmc"``
+    NumPyro's static HMC with a trajectory length redrawn every iteration
+    (:mod:`bayesldp.models.jax_hmc`), on the same JAX log-density as ``"numpyro"``.
+    bayes-dirichlet on wordfreq took 134 s against NUTS's 202 s from an empty cache,
+    side by side (``paper/bayes.md``). A fixed length suits posteriors whose scales the
+    adapted mass matrix evens out, as the ready-made models' are; NUTS, which adapts the
+    length to the posterior, stays the default for models of your own.
 
 ``"numpyro"``
     NumPyro's NUTS on the model's log-density compiled to JAX (``jax`` and ``numpyro``,
@@ -47,7 +58,13 @@ import weakref
 
 import numpy as np
 
-from bayesldp._validation import check_choice, check_int, check_keywords, check_rng
+from bayesldp._validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_keywords,
+    check_rng,
+)
 from bayesldp.estimate import Estimate, StoredDraws
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models.likelihood import likelihood_specs, move_followers, set_measurement
@@ -56,6 +73,10 @@ from bayesldp.models.sampling import convergence_info
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "HMC_OPTIONS",
+    "JAX_PACKAGES",
+    "JAX_SAMPLERS",
+    "READY_MADE_SAMPLERS",
     "RESERVED_SAMPLER_KWARGS",
     "SAMPLERS",
     "available_memory",
@@ -73,7 +94,19 @@ __all__ = [
 #: Samplers in the order ``sampler="auto"`` tries them (fastest first, as measured by
 #: ``benchmarks/bayes_layer_speed.py``: NumPyro 2.0x faster than nutpie on wordfreq and
 #: 2.2x at d = 1024, from an empty cache; ``paper/bayes.md``).
-SAMPLERS = ("numpyro", "nutpie", "pymc")
+SAMPLERS = ("numpyro", "numpyro-hmc", "nutpie", "pymc")
+
+#: The order ``sampler="auto"`` tries them in for the ready-made models
+#: (:func:`~bayesldp.models.bayes_dirichlet`, :func:`~bayesldp.models.bayes_hier`), whose
+#: posteriors were checked with static HMC (exact posteriors, SBC, NUTS's answers on the
+#: real datasets): jittered static HMC first (``paper/bayes.md``).
+READY_MADE_SAMPLERS = ("numpyro-hmc", "numpyro", "nutpie", "pymc")
+
+#: The samplers that run the model's log-density compiled to JAX.
+JAX_SAMPLERS = ("numpyro", "numpyro-hmc")
+
+#: Packages the JAX samplers need; their models must also compile to JAX (:func:`jax_can_run`).
+JAX_PACKAGES = ("numpyro", "jax")
 
 #: Free and deterministic variables with at most this many elements (of static shape)
 #: get r_hat / ESS diagnostics, with the frequency vector itself; larger latent vectors
@@ -112,19 +145,35 @@ def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def available_samplers() -> tuple[str, ...]:
-    """Return the samplers whose packages are installed, in ``"auto"`` order."""
-    needs = {"nutpie": ("nutpie", "numba"), "numpyro": ("numpyro", "jax"), "pymc": ("pymc",)}
-    return tuple(s for s in SAMPLERS if all(_installed(m) for m in needs[s]))
+def available_samplers(order: tuple[str, ...] = SAMPLERS) -> tuple[str, ...]:
+    """Return the samplers whose packages are installed, in ``order`` (``"auto"``'s).
+
+    Parameters
+    ----------
+    order : tuple of str, default :data:`SAMPLERS`
+        Samplers in the order wanted (:data:`READY_MADE_SAMPLERS` for the ready-made
+        models).
+    """
+    needs = {
+        "nutpie": ("nutpie", "numba"),
+        "numpyro": JAX_PACKAGES,
+        "numpyro-hmc": JAX_PACKAGES,
+        "pymc": ("pymc",),
+    }
+    for sampler in order:
+        check_choice(sampler, SAMPLERS, "sampler")
+    return tuple(s for s in order if all(_installed(m) for m in needs[s]))
 
 
-def resolve_sampler(sampler: str) -> str:
+def resolve_sampler(sampler: str, order: tuple[str, ...] = SAMPLERS) -> str:
     """Return the sampler to run: ``"auto"`` is the first of :func:`available_samplers`.
 
     Parameters
     ----------
-    sampler : {"auto", "nutpie", "numpyro", "pymc"}
+    sampler : {"auto", "numpyro", "numpyro-hmc", "nutpie", "pymc"}
         The sampler asked for.
+    order : tuple of str, default :data:`SAMPLERS`
+        The order ``"auto"`` tries them in.
 
     Raises
     ------
@@ -134,10 +183,9 @@ def resolve_sampler(sampler: str) -> str:
     if not isinstance(sampler, str):
         raise ValueError(f"sampler must be a string, got {sampler!r}")
     check_choice(sampler, ("auto", *SAMPLERS), "sampler")
-    available = available_samplers()
     if sampler == "auto":
-        return available[0]
-    if sampler not in available:
+        return available_samplers(order)[0]
+    if sampler not in available_samplers():
         raise ValueError(f"sampler {sampler!r} is not installed (pip install 'bayesldp[fast]')")
     return sampler
 
@@ -359,6 +407,22 @@ def numpyro_chain_method(
     return "sequential" if expected > PARALLEL_MEMORY_SHARE * available else "parallel"
 
 
+def _chain_method(model, draws, tune, chains, cores) -> str:
+    """Return NumPyro's chain method for ``model`` (logged when sequential)."""
+    free = sum(int(np.size(v)) for v in model.initial_point().values())
+    method = numpyro_chain_method(free, draws, tune, cores)
+    if method == "sequential" and cores > 1 and chains > 1:
+        logger.warning(
+            "NumPyro's chains run one after the other (about 1.2x the time): in "
+            "parallel they would add about %.1f GB for %d free parameters, more than "
+            "%.0f%% of the memory available",
+            parallel_chain_growth(free, draws, tune) / 1e9,
+            free,
+            100 * PARALLEL_MEMORY_SHARE,
+        )
+    return method
+
+
 def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra, options):
     import pymc as pm
 
@@ -366,18 +430,7 @@ def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra,
     options = dict(options)
     numpyro_options = dict(options.pop("nuts_sampler_kwargs", {}))
     if "chain_method" not in numpyro_options:
-        free = sum(int(np.size(v)) for v in model.initial_point().values())
-        method = numpyro_chain_method(free, draws, tune, cores)
-        if method == "sequential" and cores > 1 and chains > 1:
-            logger.warning(
-                "NumPyro's chains run one after the other (about 1.2x the time): in "
-                "parallel they would add about %.1f GB for %d free parameters, more than "
-                "%.0f%% of the memory available",
-                parallel_chain_growth(free, draws, tune) / 1e9,
-                free,
-                100 * PARALLEL_MEMORY_SHARE,
-            )
-        numpyro_options["chain_method"] = method
+        numpyro_options["chain_method"] = _chain_method(model, draws, tune, chains, cores)
     extra["chain_method"] = numpyro_options["chain_method"]
     return pm.sample(
         draws=draws,
@@ -391,6 +444,31 @@ def _sample_numpyro(model, draws, tune, chains, cores, seed, progressbar, extra,
         model=model,
         **options,
     )
+
+
+#: The settings ``sampler_kwargs`` may pass to ``"numpyro-hmc"``
+#: (:func:`bayesldp.models.jax_hmc.sample_jittered_hmc`).
+HMC_OPTIONS = ("chain_method", "trajectory_length", "jitter", "max_steps", "target_accept")
+
+
+def _sample_numpyro_hmc(model, draws, tune, chains, cores, seed, progressbar, extra, options):
+    from bayesldp.models.jax_hmc import sample_jittered_hmc
+
+    unknown = sorted(set(options) - set(HMC_OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"sampler_kwargs for 'numpyro-hmc' cannot set {', '.join(unknown)}; "
+            f"choose from {', '.join(HMC_OPTIONS)}"
+        )
+    jax_devices_for_chains(chains)
+    options = dict(options)
+    if "chain_method" not in options:
+        options["chain_method"] = _chain_method(model, draws, tune, chains, cores)
+    extra["chain_method"] = options["chain_method"]
+    return sample_jittered_hmc(
+        model, draws=draws, tune=tune, chains=chains, random_seed=seed,
+        progressbar=progressbar, **options,
+    )  # fmt: skip
 
 
 def with_warmup_tree_depth(options: dict, depth: int) -> tuple[dict, int | None]:
@@ -421,7 +499,12 @@ def with_warmup_tree_depth(options: dict, depth: int) -> tuple[dict, int | None]
     return {**options, "nuts_sampler_kwargs": {**numpyro_options, "nuts_kwargs": nuts}}, depth
 
 
-_RUNNERS = {"pymc": _sample_pymc, "nutpie": _sample_nutpie, "numpyro": _sample_numpyro}
+_RUNNERS = {
+    "pymc": _sample_pymc,
+    "nutpie": _sample_nutpie,
+    "numpyro": _sample_numpyro,
+    "numpyro-hmc": _sample_numpyro_hmc,
+}
 
 #: Arguments of each sampler's own function that :func:`fit` sets itself, so
 #: ``sampler_kwargs`` cannot.
@@ -436,6 +519,9 @@ RESERVED_SAMPLER_KWARGS = {
     ),
     "pymc": _PM_SAMPLE_SET,  # both call pm.sample
     "numpyro": _PM_SAMPLE_SET,
+    "numpyro-hmc": (
+        "model", "draws", "tune", "chains", "random_seed", "progressbar",
+    ),
 }  # fmt: skip
 
 
@@ -464,6 +550,7 @@ def fit(
     progressbar: bool = False,
     sampler_kwargs: dict | None = None,
     warmup_tree_depth: int | None = None,
+    clear_jax_caches: bool = False,
 ) -> Estimate:
     """Sample a PyMC model holding an ``ldp_likelihood`` and return an Estimate.
 
@@ -481,9 +568,11 @@ def fit(
         The model variable holding the frequency vector (length ``d``).
     draws, tune, chains : int
         NUTS settings, per chain.
-    sampler : {"auto", "nutpie", "numpyro", "pymc"}
-        NUTS implementation; ``"auto"`` takes the fastest installed (see the module
-        docstring), skipping NumPyro for a model it cannot run (:func:`jax_can_run`).
+    sampler : {"auto", "numpyro", "numpyro-hmc", "nutpie", "pymc"}
+        A NUTS implementation, or jittered static HMC (``"numpyro-hmc"``, settings in
+        ``sampler_kwargs``: :data:`HMC_OPTIONS`); ``"auto"`` takes the fastest NUTS
+        installed (see the module docstring), skipping NumPyro for a model it cannot run
+        (:func:`jax_can_run`).
     random_seed : int, numpy.random.Generator or None
         Same seed, same result (with the same sampler).
     cores : int, optional
@@ -499,23 +588,34 @@ def fit(
         More keyword arguments for the sampler's own function, passed through unchecked
         (its errors are its own): ``nutpie.sample`` (e.g. ``{"maxdepth": 8}``) or
         ``pymc.sample`` for ``"pymc"`` and ``"numpyro"`` (e.g.
-        ``{"target_accept": 0.9}``; ``"nuts_sampler_kwargs"`` reach NumPyro). The
+        ``{"target_accept": 0.9}``; ``"nuts_sampler_kwargs"`` reach NumPyro), or
+        :func:`bayesldp.models.jax_hmc.sample_jittered_hmc` for ``"numpyro-hmc"``
+        (:data:`HMC_OPTIONS`, e.g. ``{"trajectory_length": 5.0}``). The
         arguments ``fit`` sets itself (:data:`RESERVED_SAMPLER_KWARGS`) are refused.
         Recorded in ``info["sampler_kwargs"]``.
     warmup_tree_depth : int, optional
-        NumPyro only: the largest NUTS tree depth during warm-up (the draws keep NumPyro's
-        :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The first warm-up
-        iterations, with a small step far from the posterior's bulk, build the deepest
-        trees. A trade of speed against the mixing of the hardest items: bayes-dirichlet on
-        wordfreq (d = 42,178) at a cap of 5 took 164-175 s from an empty cache against
-        229-270 s uncapped (six seeds, paired), with the same bulk ESS and MSE (and ESS
-        tail, 0.1% quantile, in the three seeds that recorded it), but its worst item (one
-        with a two-mode posterior: a noise outlier, or a real word whose estimate could also
-        be noise) mixed worse in five of the six (r_hat 1.022-1.121, median 1.055, against
-        1.021-1.040, median 1.032; an item above 1.05 in three capped runs, in no uncapped
-        one; ``paper/bayes.md``). So no model caps it by default. nutpie and PyMC have no
-        separate warm-up cap and run as without it. Recorded in
+        ``"numpyro"`` only: the largest NUTS tree depth during warm-up (the draws keep
+        NumPyro's :data:`NUMPYRO_MAX_TREE_DEPTH`; :func:`with_warmup_tree_depth`). The
+        first warm-up iterations, with a small step far from the posterior's bulk, build
+        the deepest trees. A trade of speed against the mixing of the hardest items:
+        bayes-dirichlet on wordfreq (d = 42,178) at a cap of 5 took 164-175 s from an empty
+        cache against 229-270 s uncapped (six seeds, paired), with the same bulk ESS and
+        MSE (and ESS tail, 0.1% quantile, in the three seeds that recorded it), but its
+        worst item (one with a two-mode posterior: a noise outlier, or a real word whose
+        estimate could also be noise) mixed worse in five of the six (r_hat 1.022-1.121,
+        median 1.055, against 1.021-1.040, median 1.032; an item above 1.05 in three capped
+        runs, in no uncapped one; ``paper/bayes.md``). So no model caps it by default.
+        nutpie, PyMC and static HMC have no separate warm-up cap and run as without it.
+        Recorded in
         ``info["warmup_tree_depth"]`` (None where it was not applied).
+    clear_jax_caches : bool, default False
+        After a JAX sampler (``"numpyro"``, ``"numpyro-hmc"``), empty JAX's compilation
+        caches (``jax.clear_caches()``; they hold this process's other JAX functions
+        too). Every fit compiles functions of its own and JAX keeps them: 40 bayes-hier
+        fits at d = 4 grew the process from about 1.0 to 2.0 GB (HMC) and 2.5 GB
+        (NumPyro's NUTS), against 1.3 GB with clearing, which cost about 1.5 s per fit
+        in recompiling (``benchmarks/sampler_agreement.py --repeat-fits 40``;
+        ``paper/bayes.md``). For long loops of fits in one process.
 
     Returns
     -------
@@ -555,10 +655,12 @@ def fit(
     )
     if threads is not None:
         threads = check_int(threads, "threads", minimum=1)
+    clear_jax_caches = check_bool(clear_jax_caches, "clear_jax_caches")
     seed = int(check_rng(random_seed, "random_seed").integers(2**31 - 1))
     chosen = resolve_sampler(sampler)
-    if sampler == "auto" and chosen == "numpyro" and not jax_can_run(model, chains):
-        chosen = available_samplers()[1]  # the next fastest; PyMC's own is always there
+    if sampler == "auto" and chosen in JAX_SAMPLERS and not jax_can_run(model, chains):
+        # the fastest that does not run on JAX; PyMC's own is always there
+        chosen = next(s for s in available_samplers() if s not in JAX_SAMPLERS)
     options = check_keywords(sampler_kwargs, "sampler_kwargs", RESERVED_SAMPLER_KWARGS[chosen])
     run_options, applied_depth = options, None
     if warmup_tree_depth is not None:
@@ -578,6 +680,10 @@ def fit(
         idata = _RUNNERS[chosen](
             model, draws, tune, chains, cores, seed, progressbar, extra, run_options
         )
+    if chosen in JAX_SAMPLERS and clear_jax_caches:
+        import jax
+
+        jax.clear_caches()
     sampled = time.perf_counter()
     values = np.asarray(idata.posterior[var_name].values, dtype=np.float64)
     if values.ndim != 3 or values.shape[-1] != d:
@@ -586,7 +692,10 @@ def fit(
             f"{values.shape[2:]}"
         )
     flat = values.reshape(-1, d)
-    info = convergence_info(idata, _diagnosed_names(model, var_name), chains, stacklevel=3)
+    info = convergence_info(
+        idata, _diagnosed_names(model, var_name), chains, stacklevel=3,
+        kernel="HMC" if chosen == "numpyro-hmc" else "NUTS",
+    )  # fmt: skip
     info.update(
         {
             "sampler": chosen,

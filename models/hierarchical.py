@@ -40,7 +40,7 @@ from bayesldp.models.dirichlet import (
     dirichlet_simplex,
     log_concentration,
 )
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import READY_MADE_SAMPLERS, fit, resolve_sampler
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
@@ -196,17 +196,19 @@ def bayes_hier(
         f \sim \mathrm{Dirichlet}(a_{g(1)}, \dots, a_{g(d)}),
 
     with the oracle's likelihood (:func:`~bayesldp.models.ldp_likelihood`), sampled
-    with NUTS (non-centred in :math:`z`, :func:`~bayesldp.models.dirichlet.dirichlet_simplex`
-    for ``f``).
+    with HMC (by default jittered static HMC, ``sampler``; non-centred in :math:`z`,
+    :func:`~bayesldp.models.dirichlet.dirichlet_simplex` for ``f``).
 
     Parameters
     ----------
     m : Measurement
         The oracle output.
     draws, tune, chains : int
-        NUTS settings, per chain.
-    sampler : {"auto", "nutpie", "numpyro", "pymc"}
-        See :func:`bayesldp.models.fit`.
+        Sampler settings, per chain.
+    sampler : {"auto", "numpyro-hmc", "numpyro", "nutpie", "pymc"}
+        See :func:`bayesldp.models.fit`; ``"auto"`` takes the first installed of
+        :data:`~bayesldp.models.fitting.READY_MADE_SAMPLERS` (jittered static HMC first,
+        checked on this model: ``paper/bayes.md``).
     rng : numpy.random.Generator, int or None
         Seeds the sampler (same seed, same result).
     groups : mapping of str to sequence of int, optional
@@ -219,9 +221,9 @@ def bayes_hier(
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood.
     warmup_tree_depth : int, optional
-        NumPyro's largest NUTS tree depth during warm-up (the draws keep NumPyro's 10);
-        faster at large d, at a cost in the hardest items' mixing: see
-        :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
+        With ``sampler="numpyro"``: NumPyro's largest NUTS tree depth during warm-up (the
+        draws keep NumPyro's 10); faster at large d, at a cost in the hardest items'
+        mixing: see :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
 
     Returns
     -------
@@ -248,7 +250,8 @@ def bayes_hier(
         ),
     )
     est = fit(
-        model, m, var_name="f", draws=draws, tune=tune, chains=chains, sampler=sampler,
+        model, m, var_name="f", draws=draws, tune=tune, chains=chains,
+        sampler=resolve_sampler(sampler, READY_MADE_SAMPLERS),
         random_seed=rng, method="bayes-hier", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.reshape(-1, len(labels))

@@ -64,7 +64,9 @@ def check_sampler_args(draws: int, tune: int, chains: int) -> None:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
-def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) -> dict:
+def convergence_info(
+    idata, names: list[str], chains: int, stacklevel: int = 3, kernel: str = "NUTS"
+) -> dict:
     """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor.
 
     A vector variable is summarised by its worst element (largest r_hat, smallest ESS),
@@ -82,6 +84,8 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
         Number of chains (scales the ESS threshold).
     stacklevel : int, default 3
         Passed to :func:`warnings.warn`.
+    kernel : str, default "NUTS"
+        The sampler's kernel, named in the warning ("poor NUTS convergence: ...").
 
     Returns
     -------
@@ -105,7 +109,7 @@ def convergence_info(idata, names: list[str], chains: int, stacklevel: int = 3) 
         problems.append(f"{divergences} divergent transitions")
     if problems:
         warnings.warn(
-            "poor NUTS convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
+            f"poor {kernel} convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
             RuntimeWarning,
             stacklevel=stacklevel,
         )

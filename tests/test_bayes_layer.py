@@ -238,6 +238,9 @@ NEEDS_NUMPYRO = pytest.mark.skipif(
         pytest.param("GRR", "multinomial", SAMPLER, marks=pytest.mark.slow),
         # NumPyro differentiates the model's JAX form itself (see the gradient test below)
         pytest.param("OUE", "binomial", "numpyro", marks=NEEDS_NUMPYRO),
+        # static HMC with a jittered length: its own kernel, starts and InferenceData
+        pytest.param("OUE", "binomial", "numpyro-hmc", marks=NEEDS_NUMPYRO),
+        pytest.param("GRR", "multinomial", "numpyro-hmc", marks=[NEEDS_NUMPYRO, pytest.mark.slow]),
     ],
 )
 def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind, sampler):
@@ -257,14 +260,22 @@ def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind, sampler):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("oracle_name, kind", [("OUE", "binomial"), ("GRR", "multinomial")])
-def test_bayes_hier_matches_exact_posterior(oracle_name, kind):
+@pytest.mark.parametrize(
+    "oracle_name, kind, sampler",
+    [
+        ("OUE", "binomial", SAMPLER),
+        ("GRR", "multinomial", SAMPLER),
+        pytest.param("OUE", "binomial", "numpyro-hmc", marks=NEEDS_NUMPYRO),
+        pytest.param("GRR", "multinomial", "numpyro-hmc", marks=NEEDS_NUMPYRO),
+    ],
+)
+def test_bayes_hier_matches_exact_posterior(oracle_name, kind, sampler):
     m = tiny(oracle_name)
     pts, log_w = hier_grid(0.0, 2.0, 1.0, -10.0, 4.5, 40)
     alphas = [np.exp(np.array([p[0], p[0], p[1]])) for p in pts]
     exact = ExactDirichletPosterior(m, kind, alphas, log_w, 40)
     groups = {"pair": [0, 1], "single": [2]}
-    est = quiet(models.bayes_hier, m, groups=groups, draws=4000, tune=1000, sampler=SAMPLER, rng=4)
+    est = quiet(models.bayes_hier, m, groups=groups, draws=4000, tune=1000, sampler=sampler, rng=4)
     # The group-level scale makes a funnel: about 1% of transitions diverge on these tiny
     # cases (seeds 4-9, of 8000: OUE 56-114, GRR 33-83 with the moment start of mu;
     # 43-86 and 44-66 with the previous start at the prior's mean), so at most 2% are
@@ -288,6 +299,12 @@ def sbc_ranks(fitter, prior_sampler, sims, d, n, rng, thin_to=99, sampler=SAMPLE
         counts = checks.replicate_counts("binomial", f, n, oracle.p, oracle.q, rng)
         m = bayesldp.Measurement.from_support_counts(counts, n, oracle.p, oracle.q, oracle="OUE")
         est = quiet(fitter, m, rng=rng, sampler=sampler, **options)
+        if sampler in models.fitting.JAX_SAMPLERS:
+            # a long loop of JAX fits: without this the process grows ~30 MB per fit,
+            # and one slow-test process of ~250 fits crashed in XLA (paper/bayes.md)
+            import jax
+
+            jax.clear_caches()
         draws = est.uncertainty.sample(0, est.uncertainty.n_draws)
         draws = draws[np.linspace(0, draws.shape[0] - 1, thin_to).astype(int)]
         ranks.append((draws < f).sum(axis=0))
@@ -300,35 +317,46 @@ def assert_uniform_ranks(ranks, thin_to=99, bins=5):
     assert chi2.pvalue > 1e-3, hist
 
 
-def test_sbc_bayes_dirichlet_small():
+@pytest.mark.parametrize("sampler", [SAMPLER, pytest.param("numpyro-hmc", marks=NEEDS_NUMPYRO)])
+def test_sbc_bayes_dirichlet_small(sampler):
+    # nutpie (fast in tests) and the ready-made models' default, jittered static HMC
     from bayesldp.models.dirichlet import prior_sampler
 
     rng = np.random.default_rng(7)
     ranks = sbc_ranks(
         models.bayes_dirichlet, prior_sampler((0.0, 2.0), 3), sims=20, d=3, n=200, rng=rng,
-        draws=300, tune=300,
+        draws=300, tune=300, sampler=sampler,
     )  # fmt: skip
     assert_uniform_ranks(ranks)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", ["dirichlet", "hier"])
-def test_sbc_ready_made_models(which):
+@pytest.mark.parametrize(
+    "which, sampler",
+    [
+        ("dirichlet", SAMPLER),
+        ("hier", SAMPLER),
+        pytest.param("dirichlet", "numpyro-hmc", marks=NEEDS_NUMPYRO),
+        pytest.param("hier", "numpyro-hmc", marks=NEEDS_NUMPYRO),
+    ],
+)
+def test_sbc_ready_made_models(which, sampler):
     from bayesldp.models.dirichlet import prior_sampler
     from bayesldp.models.hierarchical import hier_prior_sampler
 
     rng = np.random.default_rng(8)
     if which == "dirichlet":
-        fitter, sampler = models.bayes_dirichlet, prior_sampler((0.0, 2.0), 4)
+        fitter, prior = models.bayes_dirichlet, prior_sampler((0.0, 2.0), 4)
         options = {}
     else:
         groups = {"a": [0, 1], "b": [2, 3]}
         fitter = models.bayes_hier
-        sampler = hier_prior_sampler(np.array([0, 0, 1, 1]), (0.0, 2.0), 1.0)
+        prior = hier_prior_sampler(np.array([0, 0, 1, 1]), (0.0, 2.0), 1.0)
         options = {"groups": groups}
     ranks = sbc_ranks(
-        fitter, sampler, sims=100, d=4, n=300, rng=rng, draws=500, tune=500, **options
-    )
+        fitter, prior, sims=100, d=4, n=300, rng=rng, draws=500, tune=500, sampler=sampler,
+        **options,
+    )  # fmt: skip
     assert_uniform_ranks(ranks, bins=10)
 
 
@@ -630,9 +658,11 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
         models.ldp_likelihood("counts", f, m)
     assert models.fitting.jax_can_run(plain) and not models.fitting.jax_can_run(model)
     est = quiet(models.fit, model, m, draws=50, tune=50, random_seed=1)
-    assert est.info["sampler"] == models.available_samplers()[1]
-    with pytest.raises(NotImplementedError, match="erfcx"):
-        quiet(models.fit, model, m, draws=50, tune=50, sampler="numpyro", random_seed=1)
+    not_jax = [s for s in models.available_samplers() if s not in models.fitting.JAX_SAMPLERS]
+    assert est.info["sampler"] == not_jax[0]
+    for sampler in models.fitting.JAX_SAMPLERS:
+        with pytest.raises(NotImplementedError, match="erfcx"):
+            quiet(models.fit, model, m, draws=50, tune=50, sampler=sampler, random_seed=1)
     with pytest.raises(ValueError, match="model"):
         models.fitting.jax_can_run("not a model")
     with pytest.raises(ValueError, match="chains"):

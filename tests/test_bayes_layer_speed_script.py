@@ -134,8 +134,6 @@ def test_gradient_cost_jittered_hmc_tiny():
     assert 40 * low < rows[0]["steps_draws"] < 40 * high
     # and not the fixed length's count: the jitter took effect
     assert rows[0]["steps_draws"] != 40 * np.ceil(1.5 / steps).sum()
-    with pytest.raises(ValueError, match="hmc_jitter"):
-        load_benchmark("gradient_cost").jittered_hmc(lambda z: 0.0, 1.0, 1.0)
 
 
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
@@ -578,3 +576,20 @@ def test_xla_concurrency_leak_tiny():
     )  # fmt: skip
     assert row["mode"] == "threads" and row["d"] == 50 and row["iterations"] == 20
     assert row["samples"] >= 1 and row["peak_gb"] >= row["start_gb"] > 0
+
+
+def test_sampler_agreement_tiny():
+    # both modes run with tiny arguments: log a per sampler, memory of repeated fits
+    pytest.importorskip("numpyro")
+    rows = run_script_rows(
+        "sampler_agreement.py", "--d", "12", "--samplers", "numpyro-hmc", "--draws", "30",
+        "--tune", "30", "--out", "",
+    )  # fmt: skip
+    assert len(rows) == 1 and rows[0]["sampler"] == "numpyro-hmc" and rows[0]["d"] == 12
+    assert rows[0]["log_a_sd"] > 0 and rows[0]["log_a_mcse"] > 0
+    assert len(rows[0]["chain_means"].split()) == 2
+    rows = run_script_rows(
+        "sampler_agreement.py", "--repeat-fits", "2", "--samplers", "numpyro-hmc", "--out", ""
+    )
+    assert [(r["clear_jax_caches"], r["fits"]) for r in rows] == [(False, 2), (True, 2)]
+    assert all(r["resident_gb"] > 0 for r in rows)
