@@ -146,6 +146,22 @@ def initial_points(model, chains: int, rng: np.random.Generator, potential_fn) -
     free variable (in its unconstrained coordinates), as PyMC's samplers do; a start
     whose log-density is not finite is redrawn, up to :data:`START_RETRIES` times.
 
+    Parameters
+    ----------
+    model : pymc.Model
+        The model.
+    chains : int
+        Chains to start.
+    rng : numpy.random.Generator
+        Seeds the jitter.
+    potential_fn : callable
+        The negative log-density of a list of the value variables' arrays.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array ``(chains, ...)`` per value variable, in ``model.value_vars`` order.
+
     Raises
     ------
     ValueError
