@@ -104,6 +104,32 @@ def test_log_target_matches_brute_force(rng):
         assert S.log_target(problem, s, log_c) == pytest.approx(brute_target(m, s, log_c), abs=0.05)
 
 
+# Exact-route cases: (d, n, eps, why). The target sums the items' evidence and
+# log P(sum = n), the latter by pairwise FFT convolutions of the tilted posteriors.
+EXACT_CASES = [
+    (1, 30, 1.0, "one item: no tilt, no convolution"),
+    (2, 10, 1.0, "one pair"),
+    (3, 50, 1.0, "an odd count: one law waits a level"),
+    (12, 400, 0.5, "several levels, wide noise"),
+    (40, 1_500, 2.0, "the largest test case of the exact route"),
+    (50, 1_999, 4.0, "at the route's limits (d (n + 1) <= 1e5, n <= 2000), narrow noise"),
+]
+
+
+@pytest.mark.parametrize(("d", "n", "eps", "why"), EXACT_CASES)
+def test_exact_log_target_matches_direct_convolution(d, n, eps, why):
+    m = measurement(np.random.default_rng(d), d=d, n=n, eps=eps)
+    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n, exact=True)
+    for s, log_c in [(1.5, 1.0), (0.7, -2.0), (3.0, 5.0), (6.0, -4.0), (1.1, 7.0)]:
+        value = S.log_target(problem, s, log_c)
+        assert value == pytest.approx(brute_target(m, s, log_c), rel=1e-12, abs=1e-9), why
+        # ExactTotal (direct convolution, kept for the draws) gives the same total
+        ex = S.ExactTotal(problem.y, problem.sigma_c, n, s, math.exp(log_c))
+        assert value == pytest.approx(ex.log_evidence.sum() + ex.log_total, abs=1e-9), why
+        if d > 1:  # its tilt puts the sum of the items' means at n (one item: no tilt)
+            assert (ex.q @ np.arange(n + 1)).sum() == pytest.approx(n, abs=1e-6), why
+
+
 def test_chebyshev_2d_interpolates():
     def f(a, b):
         return math.exp(0.3 * a) * math.cos(b) - 0.5 * (a * a + b * b)
@@ -113,22 +139,27 @@ def test_chebyshev_2d_interpolates():
     assert fit(0.7, 0.2) == pytest.approx(f(0.7, 0.2), abs=1e-9)
 
 
-# Points as fractions of the sampling region; the far ones cost minutes of brute force.
-REGION_POINTS = [
-    (0.5, 0.5),
-    (0.7, 0.3),
-    pytest.param(0.2, 0.9, marks=pytest.mark.slow),
-    pytest.param(0.95, 0.05, marks=pytest.mark.slow),
-]
+# Points as fractions of the sampling region: its centre, the bulk, and two near corners.
+REGION_POINTS = [(0.5, 0.5), (0.7, 0.3), (0.2, 0.9), (0.95, 0.05)]
+
+
+@pytest.fixture(scope="module")
+def exact_route_model():
+    """Return a measurement on the exact route, its prepared region and compiled log density.
+
+    Shared by the points below: preparing it is most of their cost.
+    """
+    # (n = 600 keeps it on the exact route at a quarter of n = 1,500's cost: 11 s vs 40 s)
+    m = measurement(np.random.default_rng(20201122), d=40, n=600, eps=2.0)
+    spec = BC.prepare(m)
+    assert spec.problem.exact
+    return m, spec, BC.build_scale_model(spec).compile_logp(jacobian=False)
 
 
 @pytest.mark.parametrize(("t0", "t1"), REGION_POINTS)
-def test_model_log_density_matches_brute_force(t0, t1, rng):
-    m = measurement(rng, d=40, n=1_500, eps=2.0)  # exact route: brute force is the target
-    spec = BC.prepare(m)
+def test_model_log_density_matches_brute_force(t0, t1, exact_route_model):
+    m, spec, logp = exact_route_model  # exact route: brute force is the target
     assert spec.fit.max_error < BC.MAX_ERROR
-    model = BC.build_scale_model(spec)
-    logp = model.compile_logp(jacobian=False)
     lo0, hi0 = spec.z0_range()
     # a point of the sampling region (its edges are where the target falls 12 nats below
     # the peak), as fractions of its extent
@@ -205,8 +236,10 @@ def test_scale_posterior_matches_quadrature(rng):
     spec = BC.prepare(m)
     # 2-D quadrature of the exact (uninterpolated) target over +-6 Laplace sds
     sd = np.sqrt(np.diag(spec.cov))
-    ss = spec.mode[0] + np.linspace(-6, 6, 41) * sd[0]
-    us = spec.mode[1] + np.linspace(-6, 6, 41) * sd[1]
+    # (a step of half a Laplace sd: the moments of a smooth unimodal density converge
+    # long before that: on one such case, 41 points per axis moved them by < 1e-4 sd)
+    ss = spec.mode[0] + np.linspace(-6, 6, 25) * sd[0]
+    us = spec.mode[1] + np.linspace(-6, 6, 25) * sd[1]
     lp = np.array([[S.log_target(problem, s, u) for u in us] for s in ss])
     w = np.exp(lp - lp.max())
     w /= w.sum()
@@ -262,6 +295,7 @@ def test_bayes_consistent_reproducible_and_on_simplex(rng):
     assert rows.min() >= 0
     for key in ("r_hat", "ess_bulk", "divergences", "mode", "tilt_shift_sigma"):
         assert key in a.info
+    assert a.info["target_accept"] == BC.TARGET_ACCEPT
     assert set(a.inference_data.posterior.data_vars) >= {"s", "log_c", "c", "z"}
 
 
@@ -274,6 +308,10 @@ def test_bayes_consistent_reproducible_and_on_simplex(rng):
         ({"exponent_points": 0}, "exponent_points"),
         ({"tilt_span": -1.0}, "tilt_span"),
         ({"draws": 0}, "draws"),
+        ({"target_accept": 1.0}, "target_accept"),
+        ({"target_accept": True}, "target_accept"),
+        ({"target_accept": "0.9"}, "target_accept"),
+        ({"target_accept": float("nan")}, "target_accept"),
     ],
 )
 def test_bad_arguments(options, match, rng):
@@ -451,3 +489,50 @@ def test_us_cities_scale_not_at_a_bound(eps):
         < hi - 0.1 * (hi - lo)
     )
     assert est.info["c_bounds"] == pytest.approx((0.01, float(m.n)), rel=1e-12)
+
+
+@pytest.mark.slow
+def test_top_coverage_script_tiny(tmp_path):
+    # benchmarks/top_coverage.py with tiny arguments: every set has a row for the model,
+    # the oracle prior and base's normal interval, and coverages are fractions
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "top_coverage.py"
+    cmd = [sys.executable, str(script), "--reps", "1", "--d", "300", "--n", "30000",
+           "--eps", "1", "--out", str(tmp_path)]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert set(summary["set"]) == {"top10_by_truth", "top10_by_estimate", "all_items"}
+    assert set(summary["prior"]) == {
+        "bayes-consistent", "oracle histogram", "none: base, normal interval"
+    }  # fmt: skip
+    assert len(summary) == 9 and summary["mean"].between(0, 1).all()
+    # the normal interval is calibrated for all items (about 43 of them here: a loose check)
+    normal_all = summary.query("set == 'all_items' and prior.str.startswith('none')")
+    assert float(normal_all["mean"].iloc[0]) > 0.7
+
+
+@pytest.mark.slow
+def test_consistent_divergences_script_tiny(tmp_path):
+    # benchmarks/consistent_divergences.py with tiny arguments: one row per seed and
+    # target, the targets reached the sampler
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "consistent_divergences.py"
+    cmd = [sys.executable, str(script), "--reps", "1", "--d", "64", "--draws", "50", "--tune",
+           "50", "--targets", "0.7", "0.95", "--out", str(tmp_path), "--name", "tiny"]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    frame = pd.read_csv(tmp_path / "tiny.csv")
+    assert list(frame["target_accept"]) == [0.7, 0.95] and set(frame["d"]) == {64}
+    assert list(frame["target_accept_applied"]) == [0.7, 0.95]
+    assert (frame["divergences"] >= 0).all() and (frame["seconds_sampling"] > 0).all()
