@@ -111,7 +111,7 @@ def _run(args, d: int, method: str, threads: str, code: str, baseline: Path | No
         if baseline is not None:
             env["PYTHONPATH"] = str(baseline)
         cmd = [sys.executable, "-c", _CHILD, script, str(d), method, str(args.seed), threads,
-               str(int(args.interval))]  # fmt: skip
+               str(int(args.interval)), str(args.n or 0)]  # fmt: skip
         start = time.perf_counter()
         # the child's working directory comes first on its path: the baseline's own folder
         cwd = str(baseline if baseline is not None else ROOT)
@@ -132,7 +132,7 @@ def _run(args, d: int, method: str, threads: str, code: str, baseline: Path | No
 # when it has one), sets the thread policy and runs one case.
 _CHILD = """
 import importlib.util, json, os, sys
-path, d, method, seed, threads, interval = sys.argv[1:7]
+path, d, method, seed, threads, interval, n = sys.argv[1:8]
 sys.path.append(os.path.dirname(path))  # its sibling modules, as when run as a script
 if threads == "default":
     try:
@@ -145,6 +145,8 @@ mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 takes = "interval" in mod.run_case.__code__.co_varnames
 kwargs = {"interval": True} if interval == "1" and takes else {}
+if int(n):
+    kwargs["n"] = int(n)
 row = mod.run_case(int(d), method, int(seed), **kwargs)
 print(json.dumps(row, default=float))
 """
@@ -180,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--method", help="with --case: the method to run")
     parser.add_argument("--case", type=int, help="run one case here and print JSON")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--n",
+        type=int,
+        help="users per case (default: the case's own; small d with n <= "
+        "2000 puts bayes-consistent on its exact route)",
+    )
     parser.add_argument("--cold", action="store_true", help="empty PyTensor cache per case")
     parser.add_argument("--threads", choices=["1", "default", "both"], default="1")
     parser.add_argument("--baseline", help="git revision to run beside the current code")
@@ -193,7 +201,7 @@ if __name__ == "__main__":
     parsed = build_parser().parse_args()
     if parsed.case is not None:
         method = parsed.method or parsed.methods[0]
-        print(json.dumps(run_case(parsed.case, method, parsed.seed), default=float))
+        print(json.dumps(run_case(parsed.case, method, parsed.seed, n=parsed.n), default=float))
     else:
         with pd.option_context("display.width", 250, "display.float_format", "{:.4g}".format):
             print(main(parsed).to_string(index=False))

@@ -4,9 +4,10 @@ On word frequencies at eps 0.5 (``bayesldp.datasets.wordfreq_words()``, d = 4217
 the noise is ~4,000 users and the 6th to 10th most frequent words have 10,700 to 19,600:
 2.7 to 5 noise standard deviations, among 42,000 words with a few users each. This
 script puts the model's intervals beside those of the *oracle* prior (the true count
-histogram as the prior, the best any exchangeable prior can do) for three sets of
-items: the top 10 by true frequency, the top 10 by the estimate (the posterior mean),
-and all items.
+histogram as the prior, the best any exchangeable prior can do) and the frequentist
+normal interval of the raw estimate (``base``), for three sets of items: the top 10 by
+true frequency, the top 10 by the estimate (the posterior mean), and all items (every
+``--oracle-stride``-th item for the oracle prior and the normal interval).
 
 ``python benchmarks/top_coverage.py --reps 3 --eps 0.5`` writes
 ``benchmarks/results/top_coverage/coverage.csv``.
@@ -43,7 +44,7 @@ def oracle_intervals(truth_counts, y, sigma_c, items, prob=0.9):
 
 def run(args: argparse.Namespace) -> pd.DataFrame:
     """Coverage per repetition, item set and prior."""
-    data = datasets.wordfreq_words()
+    data = datasets.wordfreq_words(d=args.d, n=args.n)
     truth = data.frequencies
     rows = []
     for rep in range(args.reps):
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> pd.DataFrame:
         draws = est.uncertainty.sample(0, est.uncertainty.n_draws)
         lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
         del draws
+        raw = bayesldp.postprocess(m, "base")  # the frequentist alternative
         sets = {
             "top10_by_truth": np.argsort(-truth, kind="stable")[:10],
             "top10_by_estimate": np.argsort(-est.frequencies, kind="stable")[:10],
@@ -72,7 +74,12 @@ def run(args: argparse.Namespace) -> pd.DataFrame:
             hit = (iv[:, 0] <= truth[sub]) & (truth[sub] <= iv[:, 1])
             rows.append({"rep": rep, "set": name, "prior": "oracle histogram",
                          "coverage": float(hit.mean())})  # fmt: skip
-        print(pd.DataFrame(rows[-6:]).to_string(index=False), flush=True)
+            # base's own interval, item by item: the exact normal one, at plug-in variance
+            iv = np.array([raw.interval([v], 0.9) for v in sub])
+            hit = (iv[:, 0] <= truth[sub]) & (truth[sub] <= iv[:, 1])
+            rows.append({"rep": rep, "set": name, "prior": "none: base, normal interval",
+                         "coverage": float(hit.mean())})  # fmt: skip
+        print(pd.DataFrame(rows[-9:]).to_string(index=False), flush=True)
     return pd.DataFrame(rows)
 
 
@@ -81,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--eps", type=float, default=0.5)
+    parser.add_argument("--d", type=int, default=42178, help="the d most frequent words")
+    parser.add_argument("--n", type=int, default=1_000_000, help="users")
     parser.add_argument("--oracle-stride", type=int, default=7, help="every k-th item (all)")
     parser.add_argument("--out", default="benchmarks/results/top_coverage")
     return parser
