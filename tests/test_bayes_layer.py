@@ -317,7 +317,16 @@ def assert_uniform_ranks(ranks, thin_to=99, bins=5):
     assert chi2.pvalue > 1e-3, hist
 
 
-@pytest.mark.parametrize("sampler", [SAMPLER, pytest.param("numpyro-hmc", marks=NEEDS_NUMPYRO)])
+@pytest.mark.parametrize(
+    "sampler",
+    [
+        SAMPLER,
+        # 20 JAX compilations: over 3 minutes on a 2-core machine, so with the slow SBC
+        # below; the default suite checks this kernel on a Gaussian (test_jax_hmc.py)
+        # and against the exact posterior (above)
+        pytest.param("numpyro-hmc", marks=[NEEDS_NUMPYRO, pytest.mark.slow]),
+    ],
+)
 def test_sbc_bayes_dirichlet_small(sampler):
     # nutpie (fast in tests) and the ready-made models' default, jittered static HMC
     from bayesldp.models.dirichlet import prior_sampler
@@ -795,18 +804,34 @@ def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(monkeypatch):
     assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
     est = quiet(models.fit, model, m, **run)
     assert seen[-1] is None and est.info["warmup_tree_depth"] is None
-    # the ready-made models: uncapped by default, the cap on request
-    est = quiet(models.bayes_dirichlet, m, draws=30, tune=30, sampler="numpyro", rng=1)
-    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
-    est = quiet(models.bayes_hier, m, draws=30, tune=30, sampler="numpyro", rng=1,
-                warmup_tree_depth=5)  # fmt: skip
-    assert seen[-1] == (5, 10) and est.info["warmup_tree_depth"] == 5
     # the other samplers have no warm-up cap: run as without it, recorded as not applied
     est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", random_seed=1,
                 warmup_tree_depth=3)  # fmt: skip
     assert est.info["warmup_tree_depth"] is None
     with pytest.raises(ValueError, match="warmup_tree_depth"):
         models.fit(model, m, warmup_tree_depth=0, **run)
+
+
+@NEEDS_NUMPYRO
+@pytest.mark.slow  # two more JAX compilations; fit's own cap is tested just above
+def test_ready_made_models_cap_numpyro_warmup_trees_on_request(monkeypatch):
+    # the ready-made models: uncapped by default, the cap on request
+    import numpyro.infer
+
+    seen = []
+
+    class RecordingNUTS(numpyro.infer.NUTS):
+        def __init__(self, *args, **kwargs):
+            seen.append(kwargs.get("max_tree_depth"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(numpyro.infer, "NUTS", RecordingNUTS)
+    m = tiny("OUE")
+    est = quiet(models.bayes_dirichlet, m, draws=30, tune=30, sampler="numpyro", rng=1)
+    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
+    est = quiet(models.bayes_hier, m, draws=30, tune=30, sampler="numpyro", rng=1,
+                warmup_tree_depth=5)  # fmt: skip
+    assert seen[-1] == (5, 10) and est.info["warmup_tree_depth"] == 5
 
 
 def test_single_threaded_restores_environment(monkeypatch):

@@ -78,6 +78,7 @@ def test_gradient_cost_tiny():
     assert row["calls_per_round"] >= 5 and row["compile_seconds"] > 0
 
 
+@pytest.mark.slow  # a research mode; the script's tiny default run is above
 def test_gradient_cost_nuts_runs_tiny():
     # --nuts: NumPyro's NUTS on each JAX density in turn, two chains, steps counted
     pytest.importorskip("numpyro")
@@ -98,6 +99,7 @@ def test_gradient_cost_nuts_runs_tiny():
         load_benchmark("gradient_cost").nuts_runs("zipf", 12, 20, 1, ["numba", "jax"])
 
 
+@pytest.mark.slow  # a research mode; the script's tiny default run is above
 def test_gradient_cost_depth_caps_and_static_hmc_tiny():
     # --nuts-depths 2: at most 2^2 - 1 = 3 leapfrog steps per iteration and chain;
     # --hmc-lengths 1.5: static HMC after NUTS, ceil(length / step) steps per draw and chain
@@ -118,6 +120,7 @@ def test_gradient_cost_depth_caps_and_static_hmc_tiny():
         assert 0 < row["ess_bulk_q001"] <= row["ess_bulk_q01"] <= row["ess_bulk_median"]
 
 
+@pytest.mark.slow  # a research mode; the script's tiny default run is above
 def test_gradient_cost_jittered_hmc_tiny():
     # --hmc-jitter 0.5 and no NUTS: each iteration's length uniform in 1.5 * [0.5, 1.5],
     # so a chain's draws take between ceil(0.75 / step) and ceil(2.25 / step) steps each
@@ -136,6 +139,7 @@ def test_gradient_cost_jittered_hmc_tiny():
     assert rows[0]["steps_draws"] != 40 * np.ceil(1.5 / steps).sum()
 
 
+@pytest.mark.slow  # the what-if's own check; test_gradient_cost_tiny runs the script
 def test_gradient_cost_hand_written_jax_form_is_the_models_density():
     """The what-if is timed only after its value and gradient match PyMC's; a wrong one fails."""
     pytest.importorskip("jax")
@@ -167,6 +171,7 @@ def test_gradient_cost_hand_written_jax_form_is_the_models_density():
         bench.check_hand_written(reference, jax.jit(jax.value_and_grad(wrong)), x)
 
 
+@pytest.mark.slow  # research options; test_bayes_layer_speed_one_case_tiny runs the script
 def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp_path):
     # through main(), so the options must reach the per-case process
     row = run_script(
@@ -181,6 +186,7 @@ def test_bayes_layer_speed_forwards_sampler_kwargs_and_a_fixed_concentration(tmp
     assert (tmp_path / "tiny.csv").exists()
 
 
+@pytest.mark.slow  # a research mode; the script's tiny default run is above
 def test_bayes_layer_speed_runs_each_warmup_depth_in_turn(tmp_path):
     # --warmup-depths 0 3: each seed without a cap on NumPyro's warm-up trees, then with
     # a cap of 3, recorded as fit applied it
@@ -384,6 +390,7 @@ def test_kink_normal_log_cdf_matches_scipy_with_finite_gradients():
     np.testing.assert_allclose(slope, mills, rtol=1e-8, atol=1e-300)
 
 
+@pytest.mark.slow  # the what-if maps; the script's tiny default run is above
 @pytest.mark.parametrize(
     ("kink", "method"),
     [("normal", "bayes-dirichlet, normal kink"), ("transport", "bayes-dirichlet, transport map")],
@@ -491,6 +498,7 @@ def test_transport_map_gaussianises_well_measured_items_and_stays_increasing():
         assert np.all(slope > 0)
 
 
+@pytest.mark.slow  # a research mode; the script's tiny default run is above
 def test_tabulated_mass_is_each_items_variance_and_numpyro_runs_with_it():
     # the what-if's inverse mass (mass="var") is the variance of each item's density
     # (step_limit.item_terms, itself checked against the model above), here by quadrature;
@@ -556,6 +564,7 @@ def test_tabulated_mass_rejects_what_it_does_not_cover(case, sampler, kink, matc
         bench.run_case(case, sampler, d=12, draws=5, tune=5, kink=kink, tabulated_mass=True)
 
 
+@pytest.mark.slow  # a memory diagnostic: a fresh JAX process, ~40 s on 2 cores
 def test_chain_memory_threads_tiny():
     # the thread map hands NumPyro both chains back in chain order, and memory is read
     row = run_script(
@@ -578,8 +587,9 @@ def test_xla_concurrency_leak_tiny():
     assert row["samples"] >= 1 and row["peak_gb"] >= row["start_gb"] > 0
 
 
+@pytest.mark.slow  # a research benchmark: a fresh JAX process, ~25 s on 2 cores
 def test_sampler_agreement_tiny():
-    # both modes run with tiny arguments: log a per sampler, memory of repeated fits
+    # log a per sampler, with tiny arguments
     pytest.importorskip("numpyro")
     rows = run_script_rows(
         "sampler_agreement.py", "--d", "12", "--samplers", "numpyro-hmc", "--draws", "30",
@@ -588,6 +598,13 @@ def test_sampler_agreement_tiny():
     assert len(rows) == 1 and rows[0]["sampler"] == "numpyro-hmc" and rows[0]["d"] == 12
     assert rows[0]["log_a_sd"] > 0 and rows[0]["log_a_mcse"] > 0
     assert len(rows[0]["chain_means"].split()) == 2
+
+
+@pytest.mark.slow
+def test_sampler_agreement_repeated_fits_tiny():
+    # the memory mode: two fits per process, with and without clearing JAX's caches
+    # (each cleared fit compiles again: about a minute on a 2-core machine)
+    pytest.importorskip("numpyro")
     rows = run_script_rows(
         "sampler_agreement.py", "--repeat-fits", "2", "--samplers", "numpyro-hmc", "--out", ""
     )

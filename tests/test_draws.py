@@ -147,6 +147,7 @@ def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
     assert cached.nbytes - lazy.nbytes == 30 * 50 * 8  # every row held by the cached one
 
 
+@pytest.mark.slow  # a fit in a fresh process (~45 s on 2 cores); the cache is tested above
 def test_interval_speed_script_tiny(tmp_path):
     """benchmarks/interval_speed.py runs end to end; cached and uncached intervals agree."""
     import subprocess
