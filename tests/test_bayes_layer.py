@@ -780,30 +780,35 @@ def test_with_warmup_tree_depth_caps_the_warmup_only():
             with_warmup_tree_depth({}, bad)
 
 
-@NEEDS_NUMPYRO
-def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(monkeypatch):
-    # fit hands NumPyro's NUTS the (warm-up, draws) caps, records the one applied, and
-    # the draws still build trees deeper than the warm-up's cap
-    import numpyro.infer
-
+@pytest.fixture
+def nuts_depth_caps(monkeypatch):
+    """Record the ``max_tree_depth`` each NumPyro NUTS kernel is built with, in order."""
+    numpyro_infer = pytest.importorskip("numpyro.infer")
     seen = []
 
-    class RecordingNUTS(numpyro.infer.NUTS):
+    class RecordingNUTS(numpyro_infer.NUTS):
         def __init__(self, *args, **kwargs):
             seen.append(kwargs.get("max_tree_depth"))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(numpyro.infer, "NUTS", RecordingNUTS)
+    monkeypatch.setattr(numpyro_infer, "NUTS", RecordingNUTS)
+    return seen
+
+
+@NEEDS_NUMPYRO
+def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps):
+    # fit hands NumPyro's NUTS the (warm-up, draws) caps, records the one applied, and
+    # the draws still build trees deeper than the warm-up's cap
     m = tiny("OUE")
     with pm.Model() as model:
         f = pm.Dirichlet("f", np.ones(3))
         models.ldp_likelihood("counts", f, m)
     run = {"draws": 30, "tune": 30, "sampler": "numpyro", "random_seed": 1}
     est = quiet(models.fit, model, m, warmup_tree_depth=1, **run)
-    assert seen[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
+    assert nuts_depth_caps[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
     assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
     est = quiet(models.fit, model, m, **run)
-    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
+    assert nuts_depth_caps[-1] is None and est.info["warmup_tree_depth"] is None
     # the other samplers have no warm-up cap: run as without it, recorded as not applied
     est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", random_seed=1,
                 warmup_tree_depth=3)  # fmt: skip
@@ -814,24 +819,14 @@ def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(monkeypatch):
 
 @NEEDS_NUMPYRO
 @pytest.mark.slow  # two more JAX compilations; fit's own cap is tested just above
-def test_ready_made_models_cap_numpyro_warmup_trees_on_request(monkeypatch):
+def test_ready_made_models_cap_numpyro_warmup_trees_on_request(nuts_depth_caps):
     # the ready-made models: uncapped by default, the cap on request
-    import numpyro.infer
-
-    seen = []
-
-    class RecordingNUTS(numpyro.infer.NUTS):
-        def __init__(self, *args, **kwargs):
-            seen.append(kwargs.get("max_tree_depth"))
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(numpyro.infer, "NUTS", RecordingNUTS)
     m = tiny("OUE")
     est = quiet(models.bayes_dirichlet, m, draws=30, tune=30, sampler="numpyro", rng=1)
-    assert seen[-1] is None and est.info["warmup_tree_depth"] is None
+    assert nuts_depth_caps[-1] is None and est.info["warmup_tree_depth"] is None
     est = quiet(models.bayes_hier, m, draws=30, tune=30, sampler="numpyro", rng=1,
                 warmup_tree_depth=5)  # fmt: skip
-    assert seen[-1] == (5, 10) and est.info["warmup_tree_depth"] == 5
+    assert nuts_depth_caps[-1] == (5, 10) and est.info["warmup_tree_depth"] == 5
 
 
 def test_single_threaded_restores_environment(monkeypatch):
