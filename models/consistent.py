@@ -142,9 +142,19 @@ def find_mode(
         (s, u) for s in np.linspace(*s_bounds, 5)[1:-1] for u in np.linspace(*u_bounds, 5)[1:-1]
     ]
     start = min(starts, key=neg)
+    # The target is of order n nats (4e5 on word frequencies): relative to that, L-BFGS-B's
+    # stopping rule halted 18 nats below the peak (wordfreq, eps 0.5, seed 9), so the
+    # objective is measured from the start, and a derivative-free polish finishes the
+    # climb along the (s, log c) ridge, where finite-difference gradients are noisy.
+    offset = neg(start)
+    bounds = [s_bounds, u_bounds]
     res = optimize.minimize(
-        neg, np.asarray(start), method="L-BFGS-B", bounds=[s_bounds, u_bounds],
-        options={"eps": 1e-5},
+        lambda theta: neg(theta) - offset, np.asarray(start), method="L-BFGS-B",
+        bounds=bounds, options={"eps": 1e-5},
+    )  # fmt: skip
+    res = optimize.minimize(
+        lambda theta: neg(theta) - offset, res.x, method="Nelder-Mead", bounds=bounds,
+        options={"xatol": 1e-4, "fatol": 1e-4, "maxfev": 400},
     )  # fmt: skip
     mode = res.x
     h = np.array([1e-3, 1e-2])
@@ -407,6 +417,8 @@ def prepare(
                 break
         if agree or attempt == passes - 1:
             break
+        if np.any(np.linalg.eigvalsh(post_cov) <= 1e-12 * np.diag(cov).max()):
+            break  # a degenerate fit (the region missed the posterior): keep the whitening
         mode, cov = mean, post_cov
     assert fit is not None  # the loop ran
     box_t = ((float(fit.s_lo), float(fit.s_hi)), (float(fit.u_lo), float(fit.u_hi)))
