@@ -147,13 +147,16 @@ def find_mode(
     # objective is measured from the start, and a derivative-free polish finishes the
     # climb along the (s, log c) ridge, where finite-difference gradients are noisy.
     offset = neg(start)
+
+    def rise(theta):
+        return neg(theta) - offset
+
     bounds = [s_bounds, u_bounds]
     res = optimize.minimize(
-        lambda theta: neg(theta) - offset, np.asarray(start), method="L-BFGS-B",
-        bounds=bounds, options={"eps": 1e-5},
-    )  # fmt: skip
+        rise, np.asarray(start), method="L-BFGS-B", bounds=bounds, options={"eps": 1e-5}
+    )
     res = optimize.minimize(
-        lambda theta: neg(theta) - offset, res.x, method="Nelder-Mead", bounds=bounds,
+        rise, res.x, method="Nelder-Mead", bounds=bounds,
         options={"xatol": 1e-4, "fatol": 1e-4, "maxfev": 400},
     )  # fmt: skip
     mode = res.x

@@ -527,7 +527,7 @@ class ExactTotal:
         self.suffix = suffix
         p_n = suffix[0, n]
         self.log_total = (
-            math.log(p_n) + log_scale + float(log_z.sum()) - lam * n if p_n > 0 else -math.inf
+            _untilted(math.log(p_n) + log_scale, log_z, lam, n) if p_n > 0 else -math.inf
         )
 
     def means(self) -> np.ndarray:
@@ -590,7 +590,7 @@ def _tilted_item_posteriors(
     lw = lp[None, :] - (x[None, :] - y[:, None]) ** 2 / (2 * sigma_c**2)
     lw -= math.log(sigma_c) + LOG_SQRT_2PI
     q, log_evidence = _normalised_exp(lw)
-    log_post = lw
+    log_post = lw  # (in place: lw is not used again)
     log_post -= log_evidence[:, None]
 
     def tilted(lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -601,6 +601,15 @@ def _tilted_item_posteriors(
         lam = _solve_tilt(tilted, x, n, 1.0 / max(sigma_c, 1.0))
     q, log_z = tilted(lam)
     return log_evidence, q, log_z, lam
+
+
+def _untilted(log_p_n: float, log_z: np.ndarray, lam: float, n: int) -> float:
+    r""":math:`\log P(\sum x = n)` under the item posteriors, from that under the tilted ones.
+
+    Tilting each posterior by :math:`e^{\lambda x} / z_v` multiplies the law of the sum
+    at ``n`` by :math:`e^{\lambda n} / \prod_v z_v`; this undoes it.
+    """
+    return log_p_n + float(log_z.sum()) - lam * n
 
 
 def _normalised_exp(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -711,7 +720,7 @@ def log_target(problem: Problem, s: float, log_c: float) -> float:
         log_ev, q, log_z, lam = _tilted_item_posteriors(
             problem.y, problem.sigma_c, n, s, math.exp(log_c)
         )
-        log_total = _log_total_probability(q, n) + float(log_z.sum()) - lam * n
+        log_total = _untilted(_log_total_probability(q, n), log_z, lam, n)
         return float(log_ev.sum() + log_total)
     return saddle_point(problem, problem.moments(s, math.exp(log_c))).log_target
 

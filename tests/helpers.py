@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 
 from bayesldp import Measurement
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Dyadic oracle parameters: with n = 4000, f~ = c / 1000 - 1 exactly, so a catalogue
 # case can be written directly as the estimates it should produce.
@@ -52,3 +59,11 @@ def check_logp(kind, measurements, frequency_vectors, reference, *, rtol=1e-9, a
             expected = reference(m, np.asarray(fv, dtype=float))
             np.testing.assert_allclose(float(logp({})), expected, rtol=rtol, atol=atol)
     return logp
+
+
+def run_script_rows(name: str, *args: str) -> list[dict]:
+    """Run ``benchmarks/<name>`` in a subprocess; return the JSON rows it prints."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / name), *args]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]

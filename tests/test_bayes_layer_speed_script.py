@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.helpers import ROOT, run_script_rows
+
 pytest.importorskip("pymc")
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_script_rows(name: str, *args: str) -> list[dict]:
-    """Run ``benchmarks/<name>`` in a subprocess; return the JSON rows it prints."""
-    cmd = [sys.executable, str(ROOT / "benchmarks" / name), *args]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]
 
 
 def run_script(name: str, *args: str) -> dict:

@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 import bayesldp
 from bayesldp.models.sampling import rhat_ess
 from tests import exact_consistent as E
-from tests.helpers import zipf_frequencies
+from tests.helpers import run_script_rows, zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
@@ -520,17 +520,10 @@ def test_us_cities_scale_not_at_a_bound(eps):
 def test_top_coverage_script_tiny(tmp_path):
     # benchmarks/top_coverage.py with tiny arguments: every set has a row for the model,
     # the oracle prior and base's normal interval, and coverages are fractions
-    import subprocess
-    import sys
-    from pathlib import Path
-
     import pandas as pd
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "top_coverage.py"
-    cmd = [sys.executable, str(script), "--reps", "1", "--d", "300", "--n", "30000",
-           "--eps", "1", "--out", str(tmp_path)]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_script_rows("top_coverage.py", "--reps", "1", "--d", "300", "--n", "30000", "--eps",
+                    "1", "--out", str(tmp_path))  # fmt: skip
     summary = pd.read_csv(tmp_path / "summary.csv")
     assert set(summary["set"]) == {"top10_by_truth", "top10_by_estimate", "all_items"}
     assert set(summary["prior"]) == {
@@ -546,17 +539,11 @@ def test_top_coverage_script_tiny(tmp_path):
 def test_consistent_divergences_script_tiny(tmp_path):
     # benchmarks/consistent_divergences.py with tiny arguments: one row per seed and
     # target, the targets reached the sampler
-    import subprocess
-    import sys
-    from pathlib import Path
-
     import pandas as pd
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "consistent_divergences.py"
-    cmd = [sys.executable, str(script), "--reps", "1", "--d", "64", "--draws", "50", "--tune",
-           "50", "--targets", "0.7", "0.95", "--out", str(tmp_path), "--name", "tiny"]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run_script_rows("consistent_divergences.py", "--reps", "1", "--d", "64", "--draws", "50",
+                    "--tune", "50", "--targets", "0.7", "0.95", "--out", str(tmp_path),
+                    "--name", "tiny")  # fmt: skip
     frame = pd.read_csv(tmp_path / "tiny.csv")
     assert list(frame["target_accept"]) == [0.7, 0.95] and set(frame["d"]) == {64}
     assert list(frame["target_accept_applied"]) == [0.7, 0.95]
