@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 import bayesldp
 from bayesldp.models.sampling import rhat_ess
 from tests import exact_consistent as E
-from tests.helpers import run_script_rows, zipf_frequencies
+from tests.helpers import zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
@@ -514,37 +514,3 @@ def test_us_cities_scale_not_at_a_bound(eps):
         < hi - 0.1 * (hi - lo)
     )
     assert est.info["c_bounds"] == pytest.approx((0.01, float(m.n)), rel=1e-12)
-
-
-@pytest.mark.slow
-def test_top_coverage_script_tiny(tmp_path):
-    # benchmarks/top_coverage.py with tiny arguments: every set has a row for the model,
-    # the oracle prior and base's normal interval, and coverages are fractions
-    import pandas as pd
-
-    run_script_rows("top_coverage.py", "--reps", "1", "--d", "300", "--n", "30000", "--eps",
-                    "1", "--out", str(tmp_path))  # fmt: skip
-    summary = pd.read_csv(tmp_path / "summary.csv")
-    assert set(summary["set"]) == {"top10_by_truth", "top10_by_estimate", "all_items"}
-    assert set(summary["prior"]) == {
-        "bayes-consistent", "oracle histogram", "none: base, normal interval"
-    }  # fmt: skip
-    assert len(summary) == 9 and summary["mean"].between(0, 1).all()
-    # the normal interval is calibrated for all items (about 43 of them here: a loose check)
-    normal_all = summary.query("set == 'all_items' and prior.str.startswith('none')")
-    assert float(normal_all["mean"].iloc[0]) > 0.7
-
-
-@pytest.mark.slow
-def test_consistent_divergences_script_tiny(tmp_path):
-    # benchmarks/consistent_divergences.py with tiny arguments: one row per seed and
-    # target, the targets reached the sampler
-    import pandas as pd
-
-    run_script_rows("consistent_divergences.py", "--reps", "1", "--d", "64", "--draws", "50",
-                    "--tune", "50", "--targets", "0.7", "0.95", "--out", str(tmp_path),
-                    "--name", "tiny")  # fmt: skip
-    frame = pd.read_csv(tmp_path / "tiny.csv")
-    assert list(frame["target_accept"]) == [0.7, 0.95] and set(frame["d"]) == {64}
-    assert list(frame["target_accept_applied"]) == [0.7, 0.95]
-    assert (frame["divergences"] >= 0).all() and (frame["seconds_sampling"] > 0).all()
