@@ -90,8 +90,8 @@ def test_simulate_bad_counts(name):
         oracle.simulate([1, 2.5, 3, 4], rng)
     with pytest.raises(ValueError, match="at least one user"):
         oracle.simulate([0, 0, 0, 0], rng)
-    with pytest.raises(ValueError, match="Generator"):
-        oracle.simulate([1, 2, 3, 4], 42)
+    with pytest.raises(ValueError, match="rng"):
+        oracle.simulate([1, 2, 3, 4], "42")  # a Generator or an integer seed only
 
 
 @pytest.mark.parametrize("name", list(bayesldp.ORACLES))

@@ -21,7 +21,7 @@ threshold.
   sorted iid draws when ``k`` is small, else by completing an iid Bernoulli mask with
   uniform rejection draws), optionally forced to hold or to avoid a given item.
 
-``tests/test_exact_random.py`` checks the chain against all 256 digit patterns, the
+``tests/oracles/test_exact_random.py`` checks the chain against all 256 digit patterns, the
 threshold blocks against the exact rational, and the samplers' laws by chi-square.
 """
 
