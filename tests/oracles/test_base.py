@@ -7,6 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 import bayesldp
@@ -338,3 +341,141 @@ def test_count_sum_variances_by_enumerating_reports(name, params):
     direct = type(oracle).count_sum_variances(m, masks, f, masks @ x)
     np.testing.assert_allclose(direct, brute, rtol=1e-9, atol=1e-12)
     assert direct[-1] == 0.0  # the empty set
+
+
+# ---------------------------------------------------------------------------
+# rng, work bounds and hostile input of the public entry points
+
+HUGE = 10**15  # users: a round no per-user simulation finishes
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_rng_is_a_generator_or_an_integer_seed(name):
+    oracle = bayesldp.make_oracle(name, 1.0, 6)
+    counts = np.array([50, 30, 10, 5, 3, 2])
+    seeded = oracle.simulate(counts, 7)
+    again = oracle.simulate(counts, np.random.default_rng(7))
+    np.testing.assert_array_equal(seeded.support_counts, again.support_counts)
+    values = np.repeat(np.arange(6), counts)
+    np.testing.assert_array_equal(
+        oracle.privatize(values, 3), oracle.privatize(values, np.random.default_rng(3))
+    )
+    m = oracle.aggregate(oracle.privatize(values, 3))
+    np.testing.assert_array_equal(
+        type(oracle).bootstrap_counts(m, counts, 5),
+        type(oracle).bootstrap_counts(m, counts, np.random.default_rng(5)),
+    )
+    for bad in ("7", -1, 1.5, True):
+        with pytest.raises(ValueError, match="rng"):
+            oracle.simulate(counts, bad)
+        with pytest.raises(ValueError, match="rng"):
+            oracle.privatize(values, bad)
+
+
+@pytest.mark.parametrize("name", ["GRR", "OLH", "SS", "HR"])
+def test_simulate_refuses_work_beyond_the_stated_limit(name, monkeypatch):
+    """exact=True works user by user for these oracles: beyond the limit it refuses."""
+    oracle = bayesldp.make_oracle(name, 1.0, 8)
+    counts = np.full(8, 1000)
+    monkeypatch.setattr(type(oracle), "simulation_cell_limit", 1000, raising=False)
+    with pytest.raises(ValueError, match=r"exact=False.*|limit"):
+        oracle.simulate(counts, 0)
+    m = oracle.simulate(counts, 0, exact=False)  # O(d) whatever n
+    assert m.n == 8000
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_huge_round_is_refused_or_drawn_in_o_d(name):
+    oracle = bayesldp.make_oracle(name, 1.0, 8)
+    counts = np.full(8, HUGE // 8)
+    if name in ("OUE", "SUE"):  # independent bits: exact binomials in O(d)
+        assert oracle.simulate(counts, 0).n == HUGE
+    else:
+        with pytest.raises(ValueError, match="exact=False"):
+            oracle.simulate(counts, 0)
+    m = oracle.simulate(counts, 0, exact=False)
+    assert m.n == HUGE and np.all(np.isfinite(m.estimates))
+    if name == "GRR":
+        assert m.support_counts.sum() == HUGE  # the mixture form keeps one item per report
+
+
+def test_grr_exact_false_draws_the_same_law(rng):
+    """GRR's mixture form (exact=False) against the user-by-user draw: mean and variance."""
+    oracle = bayesldp.GRR(1.0, 5)
+    counts = np.array([400, 300, 200, 80, 20])
+    reps = 1500
+    per_user = np.array([oracle.simulate(counts, rng).support_counts for _ in range(reps)])
+    mixture = np.array(
+        [oracle.simulate(counts, rng, exact=False).support_counts for _ in range(reps)]
+    )
+    assert np.all(mixture.sum(axis=1) == counts.sum())
+    se = np.sqrt(per_user.var(axis=0) / reps + mixture.var(axis=0) / reps)
+    assert np.all(np.abs(per_user.mean(axis=0) - mixture.mean(axis=0)) < 5 * se)
+    ratio = mixture.var(axis=0, ddof=1) / per_user.var(axis=0, ddof=1)
+    assert np.all(np.abs(ratio - 1) < 5 * math.sqrt(4 / reps)), ratio
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_variance_arguments_are_checked(name):
+    oracle = bayesldp.make_oracle(name, 1.0, 4)
+    with pytest.raises(ValueError, match="frequencies"):
+        oracle.variance([math.nan, 2.0])
+    for bad in ([0.5, 2.0], [-0.1], [True, False], ["a"], [math.inf]):
+        with pytest.raises(ValueError, match="frequencies"):
+            oracle.variance(bad)
+    for bad in (0, -3, 2.5, True, "10", None):
+        with pytest.raises(ValueError, match="n"):
+            oracle.approx_variance(n=bad)
+    assert oracle.approx_variance(10) == pytest.approx(oracle.approx_variance() / 10)
+    np.testing.assert_allclose(oracle.variance([0.0, 1.0]), oracle.variance(np.array([0, 1])))
+
+
+@given(
+    name=st.sampled_from(ALL),
+    frequencies=st.one_of(
+        st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=6),
+        st.lists(st.one_of(st.booleans(), st.integers(-3, 3), st.text(max_size=2)), max_size=4),
+        hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=2, max_side=4)),
+    ),
+    n=st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.booleans(), st.none()),
+)
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_variances_under_hostile_input(name, frequencies, n):
+    oracle = bayesldp.make_oracle(name, 1.0, 4)
+    var = _outcome(lambda: oracle.variance(frequencies), "frequencies")
+    if var is not None:
+        assert np.all(np.isfinite(var)) and np.all(var >= 0)
+    approx = _outcome(lambda: oracle.approx_variance(n), "n")
+    if approx is not None:
+        assert math.isfinite(approx) and approx >= 0
+
+
+@given(
+    name=st.sampled_from(ALL),
+    rng=st.one_of(
+        st.integers(-5, 2**64),
+        st.floats(),
+        st.booleans(),
+        st.text(max_size=3),
+        st.sampled_from([np.int64(3), np.uint8(2), np.float64(1.0), np.bool_(True)]),
+    ),
+    exact=st.one_of(st.booleans(), st.integers(-1, 2), st.none()),
+)
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_simulate_under_hostile_rng_and_exact(name, rng, exact):
+    oracle = bayesldp.make_oracle(name, 1.0, 4)
+    m = _outcome(lambda: oracle.simulate([5, 3, 2, 1], rng, exact=exact), "rng", "exact")
+    if m is not None:
+        assert m.n == 11 and np.all(np.isfinite(m.estimates))
+    reports = _outcome(lambda: oracle.privatize([0, 1, 3], rng), "rng")
+    if reports is not None:
+        assert reports.shape[0] == 3
+
+
+def _outcome(call, *names):
+    """Run ``call``; a ValueError must name one of ``names``. Returns the result or None."""
+    try:
+        return call()
+    except ValueError as err:
+        assert any(name in str(err) for name in names), str(err)
+        return None
