@@ -54,13 +54,13 @@ def _require(module: str) -> Any:
         ) from err
 
 
-def _check_oracle(oracle) -> FrequencyOracle:
+def _check_oracle(oracle: Any) -> FrequencyOracle:
     if not isinstance(oracle, FrequencyOracle):
         raise ValueError(f"oracle must be a bayesldp FrequencyOracle, got {oracle!r}")
     return oracle
 
 
-def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray):
+def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray) -> Any:
     """Encode an oracle's reports as a :class:`pyarrow.Table` (``oracle.to_arrow``).
 
     Parameters
@@ -81,7 +81,7 @@ def _batch_rows(oracle: FrequencyOracle, batch_size: int | None) -> int:
     return batch_size
 
 
-def _open(path: str):
+def _open(path: str) -> Any:
     """Open a ``pyarrow.parquet.ParquetFile``; an unreadable file is a ValueError naming it."""
     pa = _require("pyarrow")
     pq = _require("pyarrow.parquet")
@@ -176,7 +176,7 @@ def _resolve_paths(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike
     return out
 
 
-def _tree_sum(parts: list, split_every: int):
+def _tree_sum(parts: list, split_every: int) -> Any:
     from dask import delayed
 
     while len(parts) > 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def _counts_sum_to_n(oracle: str) -> bool:
     return cls is not None and bool(cls.counts_sum_to_n)
 
 
-def support_count_variance(n, p, q, x, items=1):
+def support_count_variance(n: Any, p: Any, q: Any, x: Any, items: Any = 1) -> Any:
     r"""Return the variance of a pure oracle's support count given the true count.
 
     .. math::
@@ -158,7 +159,7 @@ class Measurement:
     @classmethod
     def from_support_counts(
         cls,
-        counts,
+        counts: Any,
         n: int,
         p: float,
         q: float,
@@ -221,7 +222,7 @@ class Measurement:
         """
         return math.sqrt(self.q * (1 - self.q) / (self.n * (self.p - self.q) ** 2))
 
-    def variance(self, frequencies=None) -> np.ndarray:
+    def variance(self, frequencies: Any = None) -> np.ndarray:
         """Exact variance of each estimate given true frequencies.
 
         Parameters
@@ -248,7 +249,7 @@ class Measurement:
         return var / (self.n * (self.p - self.q) ** 2)
 
 
-def check_measurement(value, name: str = "m") -> Measurement:
+def check_measurement(value: Any, name: str = "m") -> Measurement:
     """Return ``value`` if it is a :class:`Measurement`, else raise ValueError naming ``name``.
 
     Parameters

@@ -137,19 +137,19 @@ def check_inputs(inputs: Any) -> np.ndarray:
 
 def empirical_epsilon(
     privatize: Callable[[np.ndarray, np.random.Generator], Any],
-    inputs,
+    inputs: Any,
     *,
     samples: int,
     confidence: float = 0.99,
-    rng=None,
-    event=None,
+    rng: Any = None,
+    event: Any = None,
     epsilon: float | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> AuditResult:
     r"""Estimate and lower-bound the epsilon of a privatizer from its outputs.
 
     For each value ``v`` in ``inputs``, ``samples`` users holding ``v`` are privatized
-    by calls ``privatize(np.full(size, v), rng)`` of at most :data:`CHUNK` users.
+    by calls ``privatize(np.full(size, v), rng)`` of at most ``2**16`` users.
     Every ordered pair of inputs ``(a, b)`` and every event ``E`` (an output, or a key
     of an ``event`` view) is a candidate for :math:`\log P_a(E) - \log P_b(E)`,
     which eps-LDP bounds by eps.
@@ -188,7 +188,7 @@ def empirical_epsilon(
     event : None, callable or sequence of them
         The views in which events are defined. ``None`` is the raw report bytes. A
         callable ``event(reports, a, b) -> keys`` maps a block of reports, exactly as
-        one call of ``privatize`` returned it (at most :data:`CHUNK` users), to one
+        one call of ``privatize`` returned it (at most ``2**16`` users), to one
         key per user, for the pair of inputs ``(a, b)`` (it is called with the same
         ``(a, b)`` for the reports of both inputs); keys are compared as bytes like
         reports. It must

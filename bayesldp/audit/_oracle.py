@@ -66,10 +66,10 @@ def oracle_events(oracle: FrequencyOracle) -> list:
 def audit_oracle(
     oracle: FrequencyOracle,
     *,
-    inputs=None,
+    inputs: Any = None,
     samples: int = DEFAULT_SAMPLES,
     confidence: float = 0.99,
-    rng=None,
+    rng: Any = None,
     progress: Callable[[int], Any] | None = None,
 ) -> AuditResult:
     """Audit a bayesldp frequency oracle's ``privatize`` against its own epsilon.
@@ -82,7 +82,7 @@ def audit_oracle(
     inputs : sequence of int, optional
         Values to privatize; default :func:`default_inputs` of the domain size.
     samples : int
-        Users per input (default :data:`DEFAULT_SAMPLES`).
+        Users per input (default 200,000).
     confidence : float
         Confidence level of the lower bound.
     rng : numpy.random.Generator, int seed or None

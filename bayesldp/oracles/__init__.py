@@ -66,8 +66,9 @@ One public module per oracle family (:mod:`~bayesldp.oracles.grr`,
 :mod:`~bayesldp.oracles.unary` with OUE and SUE, :mod:`~bayesldp.oracles.olh`,
 :mod:`~bayesldp.oracles.subset_selection`, :mod:`~bayesldp.oracles.hadamard`); the
 shared interface and registration in ``_base``, the registry in ``_registry``, block
-iteration in ``_blocks``, the Arrow codec in ``_arrow``, exact random bits in
-``_exact_random`` and overflow-free probabilities in ``_probabilities``. A new oracle
+iteration in ``_blocks``, the Arrow codec in ``_arrow``, one-integer reports in
+``_integer_reports``, exact random bits in ``_exact_random`` and overflow-free
+probabilities in ``_probabilities``. A new oracle
 subclasses :class:`FrequencyOracle` and is decorated with :func:`register_oracle`.
 """
 

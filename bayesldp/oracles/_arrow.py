@@ -20,8 +20,8 @@ import numpy as np
 
 #: Schema metadata key under which an Arrow table of reports records its oracle.
 ARROW_METADATA_KEY = b"bayesldp.reports"
-#: Version of the Arrow layout (1: before the oracles owned it; files of version 1
-#: are still read).
+#: Version of the Arrow layout written; files of layout version 1 (the oracle's name
+#: recorded under ``oracle``) are still read.
 ARROW_LAYOUT_VERSION = 2
 
 

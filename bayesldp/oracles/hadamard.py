@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from bayesldp.measurement import Measurement
-from bayesldp.oracles._base import OneIntegerReports, register_oracle
+from bayesldp.oracles._base import register_oracle
 from bayesldp.oracles._blocks import bincount, blocks, rows_per_block
 from bayesldp.oracles._exact_random import bernoulli
+from bayesldp.oracles._integer_reports import OneIntegerReports
 from bayesldp.oracles._probabilities import exp_ratios
 
 __all__ = ["HR"]

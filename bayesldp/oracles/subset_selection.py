@@ -16,9 +16,10 @@ import numpy as np
 from bayesldp._validation import check_int
 from bayesldp.measurement import Measurement
 from bayesldp.oracles._arrow import arrow_integers
-from bayesldp.oracles._base import FrequencyOracle, register_oracle, unsigned_dtype
+from bayesldp.oracles._base import FrequencyOracle, register_oracle
 from bayesldp.oracles._blocks import bincount
 from bayesldp.oracles._exact_random import bernoulli, subsets
+from bayesldp.oracles._integer_reports import unsigned_dtype
 from bayesldp.oracles._probabilities import exp_ratios
 
 __all__ = ["SS"]

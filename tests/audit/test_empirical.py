@@ -20,7 +20,7 @@ from bayesldp.audit import (
 from benchmarks import audit_power as power
 
 ALL = list(bayesldp.ORACLES)
-D = 5  # the review's setting (eps = 1, d = 5)
+D = 5  # a small domain: every pair of inputs is searched
 SAMPLES = 20_000
 
 

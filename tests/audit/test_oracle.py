@@ -20,7 +20,7 @@ from benchmarks import audit_power as power
 
 ALL = list(bayesldp.ORACLES)
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
-D = 5  # the review's setting (eps = 1, d = 5)
+D = 5  # a small domain: every pair of inputs is searched
 SAMPLES = 20_000
 
 
