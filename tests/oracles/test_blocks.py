@@ -40,3 +40,16 @@ def test_privatize_memory_is_flat_in_n(name, monkeypatch):
     for extra in (privatize, count):
         assert extra[1] < 1.2 * extra[0] + (64 << 10), extra  # does not grow with n
         assert extra[1] < 64 * cells + (256 << 10), extra
+
+
+def test_blocks_cover_every_row_once():
+    from bayesldp.oracles._blocks import blocks, rows_per_block, units_in_range
+
+    assert [(s.start, s.stop) for s in blocks(10, 4)] == [(0, 4), (4, 8), (8, 10)]
+    assert list(blocks(0, 4)) == []
+    assert rows_per_block(0) == rows_per_block(1) >= rows_per_block(7) >= 1
+    counts = np.array([3, 0, 2, 5])
+    ends = np.cumsum(counts)
+    every = np.repeat(np.arange(4), counts)
+    for start, stop in [(0, 10), (2, 7), (3, 5), (9, 10)]:
+        np.testing.assert_array_equal(units_in_range(counts, ends, start, stop), every[start:stop])

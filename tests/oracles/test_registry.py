@@ -129,3 +129,12 @@ def test_a_registered_oracle_gets_the_generic_facts(rng):
     finally:
         ORACLES.pop("TOYBITS")
     assert list(bayesldp.ORACLES) == ["GRR", "OUE", "SUE", "OLH", "SS", "HR"]
+
+
+def test_find_oracle_answers_any_name():
+    """The look-up Measurement asks: None for anything that is not a registered name."""
+    from bayesldp.oracles._registry import find_oracle
+
+    assert find_oracle("grr") is bayesldp.GRR and find_oracle("Ss") is bayesldp.SS
+    for name in ("custom", 3, None, b"GRR", ""):
+        assert find_oracle(name) is None

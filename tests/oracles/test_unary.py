@@ -28,8 +28,10 @@ def test_unary_aggregate_refuses_float_reports():
             oracle.aggregate(np.full((100, 2), 0.5))
 
 
-def test_oue_simulate_is_fast_enough_for_kosarak_scale(rng):
-    """Exact OUE simulation is O(d): n = 1e6, d = 42178 is a handful of binomials."""
-    oracle = bayesldp.OUE(1.0, 42178)
+@pytest.mark.parametrize("name", ["OUE", "SUE"])
+def test_unary_simulate_needs_no_per_user_work(name, rng, monkeypatch):
+    """Exact unary simulation is O(d) binomials: no work limit applies, at any n."""
+    oracle = bayesldp.make_oracle(name, 1.0, 42178)
+    monkeypatch.setattr(type(oracle), "simulation_cell_limit", 0)
     m = oracle.simulate(rng.multinomial(10**6, zipf_frequencies(42178, 1.1)), rng)
-    assert m.n == 10**6
+    assert m.n == 10**6 and m.support_counts.max() <= 10**6
