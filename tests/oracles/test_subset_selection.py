@@ -8,7 +8,9 @@ from scipy import stats
 from bayesldp.oracles.subset_selection import hypergeometric_moments
 
 
-@pytest.mark.parametrize(("population", "successes", "draws"), [(9, 3, 4), (9, 0, 4), (2, 1, 1), (7, 7, 3)])
+@pytest.mark.parametrize(
+    ("population", "successes", "draws"), [(9, 3, 4), (9, 0, 4), (2, 1, 1), (7, 7, 3)]
+)
 def test_hypergeometric_moments_match_scipy(population, successes, draws):
     mean, second = hypergeometric_moments(population, successes, draws)
     law = stats.hypergeom(population, successes, draws)
