@@ -3,7 +3,7 @@
 :class:`FrequencyOracle` holds what all pure oracles share (the user side block by
 block, the aggregator side, a simulated round, the facts post-processing asks of an
 oracle) and leaves to each oracle its probabilities and its wire format.
-:func:`register_oracle` adds a subclass to the registry (:mod:`._registry`), from
+:func:`register_oracle` adds a subclass to the registry (``_registry``), from
 which :func:`~bayesldp.make_oracle` and :func:`~bayesldp.oracles.oracle_class` find it.
 """
 
