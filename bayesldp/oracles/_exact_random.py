@@ -21,13 +21,14 @@ threshold.
   sorted iid draws when ``k`` is small, else by completing an iid Bernoulli mask with
   uniform rejection draws), optionally forced to hold or to avoid a given item.
 
-``tests/test_exact_random.py`` checks the chain against all 256 digit patterns, the
+``tests/oracles/test_exact_random.py`` checks the chain against all 256 digit patterns, the
 threshold blocks against the exact rational, and the samplers' laws by chi-square.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -144,7 +145,9 @@ def bernoulli(prob: float, size: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
-def bernoulli_chain(words: np.ndarray, digits: int, n_digits: int = CHAIN_DIGITS):
+def bernoulli_chain(
+    words: np.ndarray, digits: int, n_digits: int = CHAIN_DIGITS
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Word-parallel Bernoulli bits from ``n_digits`` uniform words per 64 bits.
 
     Each bit lane compares a uniform number with the probability's digits ``b_i``,
@@ -350,8 +353,8 @@ def _subsets_mask(
 
 
 def subsets(
-    avoid,
-    include,
+    avoid: Any,
+    include: Any,
     d: int,
     k: int,
     rng: np.random.Generator,

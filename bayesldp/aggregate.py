@@ -1,4 +1,4 @@
-"""Aggregate large files of user reports into a :class:`~bayesldp.Measurement` with Dask.
+"""Aggregating files of user reports into a :class:`~bayesldp.Measurement`, with Dask.
 
 Reports are stored as Parquet files (one or many "part" files). Each file is one Dask
 task: it is read batch by batch with ``pyarrow``, each batch is decoded by the oracle
@@ -28,31 +28,18 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp import oracles
+import bayesldp.oracles._blocks as oracle_blocks
+from bayesldp._validation import check_int, check_rng
 from bayesldp.measurement import Measurement
-from bayesldp.oracles import (
-    ARROW_METADATA_KEY,
-    FrequencyOracle,
-    make_oracle,
-    read_arrow_parameters,
-    rows_per_block,
-)
+from bayesldp.oracles import FrequencyOracle, make_oracle
+from bayesldp.oracles._arrow import read_arrow_parameters
 
 __all__ = [
-    "METADATA_KEY",
     "aggregate_parquet",
-    "file_counts",
     "oracle_from_files",
-    "read_layout",
     "read_reports",
-    "reports_to_table",
     "write_reports_parquet",
 ]
-
-#: Key of the JSON description of the oracle in the Parquet schema metadata.
-METADATA_KEY = ARROW_METADATA_KEY
-#: Rows read from Parquet per batch; None: enough rows for ``CHUNK_CELLS`` report values.
-DEFAULT_BATCH = None
 
 
 def _require(module: str) -> Any:
@@ -67,13 +54,13 @@ def _require(module: str) -> Any:
         ) from err
 
 
-def _check_oracle(oracle) -> FrequencyOracle:
+def _check_oracle(oracle: Any) -> FrequencyOracle:
     if not isinstance(oracle, FrequencyOracle):
         raise ValueError(f"oracle must be a bayesldp FrequencyOracle, got {oracle!r}")
     return oracle
 
 
-def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray):
+def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray) -> Any:
     """Encode an oracle's reports as a :class:`pyarrow.Table` (``oracle.to_arrow``).
 
     Parameters
@@ -88,13 +75,13 @@ def reports_to_table(oracle: FrequencyOracle, reports: np.ndarray):
 
 
 def _batch_rows(oracle: FrequencyOracle, batch_size: int | None) -> int:
-    """Rows per batch: given, or enough rows for CHUNK_CELLS report values."""
+    """Rows per batch: given, or enough rows for one block of report values."""
     if batch_size is None:
-        return rows_per_block(math.prod(oracle.report_shape))
+        return oracle_blocks.rows_per_block(math.prod(oracle.report_shape))
     return batch_size
 
 
-def _open(path: str):
+def _open(path: str) -> Any:
     """Open a ``pyarrow.parquet.ParquetFile``; an unreadable file is a ValueError naming it."""
     pa = _require("pyarrow")
     pq = _require("pyarrow.parquet")
@@ -121,7 +108,8 @@ def file_counts(
     columns : str or sequence of str, optional
         Report column(s); default ``oracle.arrow_columns``.
     batch_size : int, optional
-        Rows per batch read; default enough rows for ``CHUNK_CELLS`` report values.
+        Rows per batch read; by default enough rows for one block of report values
+        (``2**21``).
 
     Returns
     -------
@@ -188,7 +176,7 @@ def _resolve_paths(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike
     return out
 
 
-def _tree_sum(parts: list, split_every: int):
+def _tree_sum(parts: list, split_every: int) -> Any:
     from dask import delayed
 
     while len(parts) > 1:
@@ -205,7 +193,7 @@ def aggregate_parquet(
     column: str | Sequence[str] | None = None,
     scheduler: Any = None,
     *,
-    batch_size: int | None = DEFAULT_BATCH,
+    batch_size: int | None = None,
     split_every: int = 8,
 ) -> Measurement:
     """Aggregate Parquet files of user reports into a Measurement, with Dask.
@@ -226,7 +214,7 @@ def aggregate_parquet(
         ``"processes"`` or a ``Client`` (e.g. of a ``LocalCluster``).
     batch_size : int, optional
         Rows read per batch within a file (bounds each task's memory); by default
-        enough rows for ``CHUNK_CELLS`` report values (e.g. 8192 OUE reports at
+        enough rows for ``2**21`` report values (e.g. 8192 OUE reports at
         ``d = 1024``, 2^20 GRR reports).
     split_every : int
         Fan-in of the tree reduction of per-file counts (>= 2).
@@ -250,12 +238,9 @@ def aggregate_parquet(
 
     _check_oracle(oracle)
     columns = oracle.arrow_column_names(column)
-    if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
-    ):
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
-        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+    split_every = check_int(split_every, "split_every", minimum=2)
     paths = _resolve_paths(paths_or_glob)
     oracle.check_parameters(read_arrow_parameters(_open(paths[0]).schema_arrow), paths[0])
     leaves = [delayed(file_counts, pure=True)(p, oracle, columns, batch_size) for p in paths]
@@ -271,7 +256,8 @@ def read_layout(paths_or_glob: str | os.PathLike | Iterable[str | os.PathLike]) 
     """Return the oracle parameters recorded in the first report file, or None.
 
     A dict with ``name``, ``epsilon``, ``domain_size`` and the oracle's own parameters
-    (:func:`bayesldp.oracles.read_arrow_parameters`); files from elsewhere have none.
+    (as the oracles record them in the schema metadata); files from elsewhere have
+    none.
 
     Parameters
     ----------
@@ -363,7 +349,7 @@ def read_reports(
 def write_reports_parquet(
     oracle: FrequencyOracle,
     values: np.ndarray | Iterable[np.ndarray],
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     path: str | os.PathLike,
     chunk_size: int = 1_000_000,
     *,
@@ -380,10 +366,11 @@ def write_reports_parquet(
         Users' true values in ``0 .. d-1``: one array (split into ``chunk_size``
         pieces) or an iterable of arrays (each split likewise), so that 1e8 users
         never need to be in memory at once.
-    rng : numpy.random.Generator
-        Randomness of the privatization. Chunks are privatized in order; each file
-        holds what one ``oracle.privatize`` call on its chunk returns (it is made and
-        written in row groups of whole privatize blocks, to bound memory).
+    rng : numpy.random.Generator or int
+        Randomness of the privatization (a Generator, or a seed for one). Chunks are
+        privatized in order; each file holds what one ``oracle.privatize`` call on its
+        chunk returns (it is made and written in row groups of whole privatize blocks,
+        to bound memory).
     path : str or path
         Output directory; files are ``part-00000.parquet``, ``part-00001.parquet``, ...
         each written atomically.
@@ -404,10 +391,8 @@ def write_reports_parquet(
     from bayesldp.io import atomic_open
 
     _check_oracle(oracle)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    gen = check_rng(rng)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"path {str(out)!r} is a file, not a directory")
@@ -423,11 +408,12 @@ def write_reports_parquet(
             old.unlink()
     if isinstance(values, np.ndarray | list | tuple):
         values = [np.asarray(values)]
-    # A file is written in row groups of whole privatize blocks (about 8 * CHUNK_CELLS
+    # A file is written in row groups of whole privatize blocks (about 8 block sizes of
     # bytes of reports each), so a chunk's reports are never all in memory, and the
     # file holds exactly what one privatize call on the chunk would return.
     block = oracle.block_rows
-    piece = block * max(1, (8 * oracles.CHUNK_CELLS) // max(1, block * oracle.report_nbytes))
+    cells = oracle_blocks.CHUNK_CELLS
+    piece = block * max(1, (8 * cells) // max(1, block * oracle.report_nbytes))
     written: list[Path] = []
     for arr in values:
         arr = np.asarray(arr)
@@ -437,7 +423,7 @@ def write_reports_parquet(
             with atomic_open(target, "wb") as fh:
                 writer = None
                 for lo in range(0, chunk.shape[0], piece):
-                    table = oracle.to_arrow(oracle.privatize(chunk[lo : lo + piece], rng))
+                    table = oracle.to_arrow(oracle.privatize(chunk[lo : lo + piece], gen))
                     if writer is None:
                         writer = pq.ParquetWriter(fh, table.schema, compression=compression)
                     writer.write_table(table)

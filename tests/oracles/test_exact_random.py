@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayesldp.exact_random import (
+from bayesldp.oracles._exact_random import (
     CHAIN_DIGITS,
     bernoulli,
     bernoulli_chain,

@@ -1,4 +1,4 @@
-"""Dask aggregation of Parquet report files: exact agreement with direct aggregation."""
+"""Aggregating Parquet report files with Dask: exact agreement with direct aggregation."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
-from bayesldp import dask_aggregate as da  # noqa: E402
+from bayesldp import aggregate  # noqa: E402
+from bayesldp.oracles._arrow import ARROW_METADATA_KEY  # noqa: E402
 
 ORACLES = ["GRR", "HR", "OLH", "SS", "OUE", "SUE"]
 D, N, CHUNK = 37, 2500, 600  # d not a power of two; 5 part files, the last one short
@@ -43,7 +44,7 @@ def _written(tmp_path, name, seed=1):
     """Write reports of N users and rebuild the same reports in memory."""
     oracle = bayesldp.make_oracle(name, 1.0, D)
     values = _values()
-    files = da.write_reports_parquet(
+    files = aggregate.write_reports_parquet(
         oracle, values, np.random.default_rng(seed), tmp_path / name, chunk_size=CHUNK
     )
     # chunks are privatized in order with one privatize call each (CHUNK * D < 2**23)
@@ -59,10 +60,10 @@ def test_dask_equals_direct_aggregation(tmp_path, client, name):
     oracle, files, reports = _written(tmp_path, name)
     assert len(files) == 5
     # the files hold exactly the privatized reports (round trip of the layout)
-    np.testing.assert_array_equal(da.read_reports(tmp_path / name, oracle), reports)
+    np.testing.assert_array_equal(aggregate.read_reports(tmp_path / name, oracle), reports)
     direct = oracle.aggregate(reports)
     for scheduler in ("synchronous", client):
-        m = da.aggregate_parquet(tmp_path / name, oracle, scheduler=scheduler, split_every=2)
+        m = aggregate.aggregate_parquet(tmp_path / name, oracle, scheduler=scheduler, split_every=2)
         assert m.n == N == direct.n
         np.testing.assert_array_equal(m.support_counts, direct.support_counts)
         np.testing.assert_array_equal(m.estimates, direct.estimates)
@@ -72,22 +73,20 @@ def test_dask_equals_direct_aggregation(tmp_path, client, name):
 @pytest.mark.parametrize("name", ["OUE", "SS", "OLH"])
 def test_files_are_written_in_row_groups_of_whole_blocks(tmp_path, monkeypatch, name):
     """Small blocks: several row groups per file, the same reports as one privatize call."""
-    from bayesldp import oracles
-
-    monkeypatch.setattr(oracles, "CHUNK_CELLS", 256)
+    monkeypatch.setattr("bayesldp.oracles._blocks.CHUNK_CELLS", 256)
     oracle, files, reports = _written(tmp_path, name)
     assert pq.ParquetFile(files[0]).num_row_groups > 1
-    np.testing.assert_array_equal(da.read_reports(tmp_path / name, oracle), reports)
-    m = da.aggregate_parquet(files, oracle, scheduler="synchronous")
+    np.testing.assert_array_equal(aggregate.read_reports(tmp_path / name, oracle), reports)
+    m = aggregate.aggregate_parquet(files, oracle, scheduler="synchronous")
     np.testing.assert_array_equal(m.support_counts, oracle.support_counts(reports))
 
 
 def test_paths_glob_list_and_small_batches_agree(tmp_path):
     oracle, files, reports = _written(tmp_path, "GRR")
     direct = oracle.support_counts(reports)
-    by_glob = da.aggregate_parquet(str(tmp_path / "GRR" / "part-*.parquet"), oracle)
-    by_list = da.aggregate_parquet(files[::-1], oracle, scheduler="threads", batch_size=7)
-    one = da.aggregate_parquet(files[0], oracle, scheduler="synchronous")
+    by_glob = aggregate.aggregate_parquet(str(tmp_path / "GRR" / "part-*.parquet"), oracle)
+    by_list = aggregate.aggregate_parquet(files[::-1], oracle, scheduler="threads", batch_size=7)
+    one = aggregate.aggregate_parquet(files[0], oracle, scheduler="synchronous")
     np.testing.assert_array_equal(by_glob.support_counts, direct)
     np.testing.assert_array_equal(by_list.support_counts, direct)
     np.testing.assert_array_equal(one.support_counts, oracle.support_counts(reports[:CHUNK]))
@@ -96,7 +95,9 @@ def test_paths_glob_list_and_small_batches_agree(tmp_path):
 
 def test_packed_bits_are_a_compact_layout(tmp_path):
     oracle = bayesldp.OUE(1.0, 1024)
-    table = da.reports_to_table(oracle, oracle.privatize(np.arange(8), np.random.default_rng(0)))
+    table = aggregate.reports_to_table(
+        oracle, oracle.privatize(np.arange(8), np.random.default_rng(0))
+    )
     assert table.schema.field("report").type == pa.binary(128)  # d / 8 bytes per user
 
 
@@ -111,39 +112,39 @@ def test_foreign_layouts(tmp_path):
     grr = bayesldp.GRR(1.0, D)
     rep = grr.privatize(values, rng)
     pq.write_table(pa.table({"value": rep.astype(np.int64)}), tmp_path / "grr.parquet")
-    m = da.aggregate_parquet(tmp_path / "grr.parquet", grr, column="value")
+    m = aggregate.aggregate_parquet(tmp_path / "grr.parquet", grr, column="value")
     np.testing.assert_array_equal(m.support_counts, grr.support_counts(rep))
     # OUE: a list column of the set bits' indices
     oue = bayesldp.OUE(1.0, D)
     bits = oue.privatize(values, rng)
     idx = [np.flatnonzero(row).tolist() for row in np.unpackbits(bits, axis=1, count=D)]
     pq.write_table(pa.table({"ones": pa.array(idx, pa.list_(pa.int16()))}), tmp_path / "ue.parquet")
-    m = da.aggregate_parquet(tmp_path / "ue.parquet", oue, column="ones")
+    m = aggregate.aggregate_parquet(tmp_path / "ue.parquet", oue, column="ones")
     np.testing.assert_array_equal(m.support_counts, oue.support_counts(bits))
     # SS: a variable-size list column whose lists hold k items
     ss = bayesldp.SS(1.0, D)
     rep = ss.privatize(values, rng)
     col = pa.array(rep.tolist(), pa.list_(pa.int64()))
     pq.write_table(pa.table({"report": col}), tmp_path / "ss.parquet")
-    m = da.aggregate_parquet(tmp_path / "ss.parquet", ss)
+    m = aggregate.aggregate_parquet(tmp_path / "ss.parquet", ss)
     np.testing.assert_array_equal(m.support_counts, ss.support_counts(rep))
     # ... but not unsorted sets (the order of a set on the wire must carry nothing)
     col = pa.array(rep[:, ::-1].tolist(), pa.list_(pa.int64()))
     pq.write_table(pa.table({"report": col}), tmp_path / "ss_unsorted.parquet")
     with pytest.raises(ValueError, match=r"ss_unsorted\.parquet.*increasing"):
-        da.aggregate_parquet(tmp_path / "ss_unsorted.parquet", ss, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "ss_unsorted.parquet", ss, scheduler="synchronous")
     # OLH: three columns with other names
     olh = bayesldp.OLH(1.0, D)
     rep = olh.privatize(values, rng)
     pq.write_table(
         pa.table({"ha": rep[:, 0], "hb": rep[:, 1], "r": rep[:, 2]}), tmp_path / "o.parquet"
     )
-    m = da.aggregate_parquet(tmp_path / "o.parquet", olh, column=["ha", "hb", "r"])
+    m = aggregate.aggregate_parquet(tmp_path / "o.parquet", olh, column=["ha", "hb", "r"])
     np.testing.assert_array_equal(m.support_counts, olh.support_counts(rep))
     # OUE: a list column that names an item twice is refused, not counted twice
     pq.write_table(pa.table({"ones": pa.array([[1, 1]])}), tmp_path / "twice.parquet")
     with pytest.raises(ValueError, match="twice"):
-        da.aggregate_parquet(tmp_path / "twice.parquet", oue, column="ones")
+        aggregate.aggregate_parquet(tmp_path / "twice.parquet", oue, column="ones")
 
 
 def test_files_of_layout_version_1_are_read(tmp_path):
@@ -154,15 +155,15 @@ def test_files_of_layout_version_1_are_read(tmp_path):
     rep = grr.privatize(_values(), np.random.default_rng(2))
     meta = {"version": 1, "oracle": "GRR", "epsilon": 1.0, "domain_size": D}
     table = pa.table({"report": rep.astype(np.int32)})
-    table = table.replace_schema_metadata({da.METADATA_KEY: json.dumps(meta).encode()})
+    table = table.replace_schema_metadata({ARROW_METADATA_KEY: json.dumps(meta).encode()})
     pq.write_table(table, tmp_path / "v1.parquet")
-    assert da.read_layout(tmp_path / "v1.parquet") == {
+    assert aggregate.read_layout(tmp_path / "v1.parquet") == {
         "name": "GRR",
         "epsilon": 1.0,
         "domain_size": D,
     }
-    oracle = da.oracle_from_files(tmp_path / "v1.parquet")
-    m = da.aggregate_parquet(tmp_path / "v1.parquet", oracle, scheduler="synchronous")
+    oracle = aggregate.oracle_from_files(tmp_path / "v1.parquet")
+    m = aggregate.aggregate_parquet(tmp_path / "v1.parquet", oracle, scheduler="synchronous")
     np.testing.assert_array_equal(m.support_counts, grr.support_counts(rep))
 
 
@@ -181,9 +182,9 @@ def test_arrow_round_trip_of_every_oracle(name, d, tmp_path):
     assert back.dtype == reports.dtype
     np.testing.assert_array_equal(back, reports)
     pq.write_table(table, tmp_path / "r.parquet")
-    rebuilt = da.oracle_from_files(tmp_path / "r.parquet")
+    rebuilt = aggregate.oracle_from_files(tmp_path / "r.parquet")
     assert rebuilt.parameters() == oracle.parameters()  # g and k included
-    np.testing.assert_array_equal(da.read_reports(tmp_path / "r.parquet", rebuilt), reports)
+    np.testing.assert_array_equal(aggregate.read_reports(tmp_path / "r.parquet", rebuilt), reports)
     for batch in pq.ParquetFile(tmp_path / "r.parquet").iter_batches(batch_size=77):
         assert oracle.from_arrow(batch).dtype == reports.dtype
     # the recorded parameters must match
@@ -203,20 +204,20 @@ def test_arrow_types_are_compact():
     assert olh.to_arrow(np.array([[1, 0, 0]], dtype=np.uint32)).schema.types == [pa.uint32()] * 3
 
 
-def test_dask_aggregate_knows_no_oracle_by_name(tmp_path):
-    """An oracle class dask_aggregate has never seen works through its methods alone."""
+def test_aggregate_knows_no_oracle_by_name(tmp_path):
+    """An oracle class the aggregation has never seen works through its methods alone."""
 
     class Renamed(bayesldp.SS):
         name = "SS-renamed"
 
     oracle = Renamed(1.0, D, k=4)
-    files = da.write_reports_parquet(
+    files = aggregate.write_reports_parquet(
         oracle, _values(), np.random.default_rng(3), tmp_path / "x", chunk_size=CHUNK
     )
-    reports = da.read_reports(tmp_path / "x", oracle)
-    m = da.aggregate_parquet(files, oracle, scheduler="synchronous")
+    reports = aggregate.read_reports(tmp_path / "x", oracle)
+    m = aggregate.aggregate_parquet(files, oracle, scheduler="synchronous")
     np.testing.assert_array_equal(m.support_counts, oracle.support_counts(reports))
-    assert da.read_layout(files[0])["name"] == "SS-renamed"
+    assert aggregate.read_layout(files[0])["name"] == "SS-renamed"
 
 
 # ---------------------------------------------------------------------------
@@ -227,88 +228,101 @@ def test_metadata_must_match_the_oracle(tmp_path):
     _, _, _ = _written(tmp_path, "GRR")
     path = tmp_path / "GRR"
     with pytest.raises(ValueError, match="epsilon"):
-        da.aggregate_parquet(path, bayesldp.GRR(2.0, D))
+        aggregate.aggregate_parquet(path, bayesldp.GRR(2.0, D))
     with pytest.raises(ValueError, match="domain_size"):
-        da.aggregate_parquet(path, bayesldp.GRR(1.0, D + 1))
+        aggregate.aggregate_parquet(path, bayesldp.GRR(1.0, D + 1))
     with pytest.raises(ValueError, match="oracle"):
-        da.aggregate_parquet(path, bayesldp.HR(1.0, D))
+        aggregate.aggregate_parquet(path, bayesldp.HR(1.0, D))
     _written(tmp_path / "s", "SS")
     with pytest.raises(ValueError, match="k="):
-        da.aggregate_parquet(tmp_path / "s" / "SS", bayesldp.SS(1.0, D, k=3))
+        aggregate.aggregate_parquet(tmp_path / "s" / "SS", bayesldp.SS(1.0, D, k=3))
 
 
 def test_bad_inputs(tmp_path):
     grr = bayesldp.GRR(1.0, D)
     with pytest.raises(ValueError, match="does not exist"):
-        da.aggregate_parquet(tmp_path / "missing.parquet", grr)
+        aggregate.aggregate_parquet(tmp_path / "missing.parquet", grr)
     with pytest.raises(ValueError, match="no file matches"):
-        da.aggregate_parquet(str(tmp_path / "*.parquet"), grr)
+        aggregate.aggregate_parquet(str(tmp_path / "*.parquet"), grr)
     with pytest.raises(ValueError, match="empty list"):
-        da.aggregate_parquet([], grr)
+        aggregate.aggregate_parquet([], grr)
     (tmp_path / "empty_dir").mkdir()
     with pytest.raises(ValueError, match=r"no \*\.parquet"):
-        da.aggregate_parquet(tmp_path / "empty_dir", grr)
+        aggregate.aggregate_parquet(tmp_path / "empty_dir", grr)
     pq.write_table(pa.table({"x": np.arange(3)}), tmp_path / "x.parquet")
     with pytest.raises(ValueError, match="no column"):
-        da.aggregate_parquet(tmp_path / "x.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "x.parquet", grr, scheduler="synchronous")
     pq.write_table(pa.table({"report": np.array([0, D])}), tmp_path / "oob.parquet")
     with pytest.raises(ValueError, match="lie in"):
-        da.aggregate_parquet(tmp_path / "oob.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "oob.parquet", grr, scheduler="synchronous")
     pq.write_table(pa.table({"report": pa.array([1, None])}), tmp_path / "null.parquet")
     with pytest.raises(ValueError, match="null"):
-        da.aggregate_parquet(tmp_path / "null.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "null.parquet", grr, scheduler="synchronous")
     pq.write_table(pa.table({"report": pa.array([], pa.int32())}), tmp_path / "none.parquet")
     with pytest.raises(ValueError, match="no reports"):
-        da.aggregate_parquet(tmp_path / "none.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "none.parquet", grr, scheduler="synchronous")
     with pytest.raises(ValueError, match="column"):
-        da.aggregate_parquet(tmp_path / "x.parquet", bayesldp.OLH(1.0, D), column="x")
+        aggregate.aggregate_parquet(tmp_path / "x.parquet", bayesldp.OLH(1.0, D), column="x")
     with pytest.raises(ValueError, match="split_every"):
-        da.aggregate_parquet(tmp_path / "x.parquet", grr, split_every=1)
+        aggregate.aggregate_parquet(tmp_path / "x.parquet", grr, split_every=1)
     with pytest.raises(ValueError, match="oracle"):
-        da.aggregate_parquet(tmp_path / "x.parquet", object())
+        aggregate.aggregate_parquet(tmp_path / "x.parquet", object())
 
 
 def test_unreadable_files_are_named(tmp_path):
     grr = bayesldp.GRR(1.0, D)
     (tmp_path / "junk.parquet").write_bytes(b"not a parquet file")
     with pytest.raises(ValueError, match=r"junk\.parquet"):
-        da.aggregate_parquet(tmp_path / "junk.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "junk.parquet", grr, scheduler="synchronous")
     with pytest.raises(ValueError, match=r"junk\.parquet"):
-        da.read_layout(tmp_path / "junk.parquet")
+        aggregate.read_layout(tmp_path / "junk.parquet")
     # a real file cut short
     _, files, _ = _written(tmp_path, "GRR")
     data = files[1].read_bytes()
     (tmp_path / "cut").mkdir()
     (tmp_path / "cut" / "part-00001.parquet").write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match=r"part-00001\.parquet"):
-        da.read_reports(tmp_path / "cut", grr)
+        aggregate.read_reports(tmp_path / "cut", grr)
     # a file whose values are out of range is named too
     pq.write_table(pa.table({"report": np.array([0, D])}), tmp_path / "oob.parquet")
     with pytest.raises(ValueError, match=r"oob\.parquet"):
-        da.aggregate_parquet(tmp_path / "oob.parquet", grr, scheduler="synchronous")
+        aggregate.aggregate_parquet(tmp_path / "oob.parquet", grr, scheduler="synchronous")
 
 
 def test_writer_rejects_bad_input_and_protects_existing_files(tmp_path):
     grr = bayesldp.GRR(1.0, D)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="rng"):
-        da.write_reports_parquet(grr, [1, 2], 0, tmp_path / "a")
+        aggregate.write_reports_parquet(grr, [1, 2], "seed", tmp_path / "a")
     with pytest.raises(ValueError, match="chunk_size"):
-        da.write_reports_parquet(grr, [1, 2], rng, tmp_path / "a", chunk_size=0)
+        aggregate.write_reports_parquet(grr, [1, 2], rng, tmp_path / "a", chunk_size=0)
     with pytest.raises(ValueError, match="values"):
-        da.write_reports_parquet(grr, [1, D], rng, tmp_path / "a")
+        aggregate.write_reports_parquet(grr, [1, D], rng, tmp_path / "a")
     with pytest.raises(ValueError, match="no users"):
-        da.write_reports_parquet(grr, iter([]), rng, tmp_path / "b")
-    da.write_reports_parquet(grr, [1, 2, 3], rng, tmp_path / "c", chunk_size=2)
+        aggregate.write_reports_parquet(grr, iter([]), rng, tmp_path / "b")
+    aggregate.write_reports_parquet(grr, [1, 2, 3], rng, tmp_path / "c", chunk_size=2)
     with pytest.raises(ValueError, match="already holds 2"):
-        da.write_reports_parquet(grr, [1], rng, tmp_path / "c")
-    files = da.write_reports_parquet(grr, [4], rng, tmp_path / "c", overwrite=True)
-    assert len(files) == 1 and da.aggregate_parquet(tmp_path / "c", grr).n == 1
+        aggregate.write_reports_parquet(grr, [1], rng, tmp_path / "c")
+    files = aggregate.write_reports_parquet(grr, [4], rng, tmp_path / "c", overwrite=True)
+    assert len(files) == 1 and aggregate.aggregate_parquet(tmp_path / "c", grr).n == 1
     # iterable of chunks: each split by chunk_size
-    files = da.write_reports_parquet(
+    files = aggregate.write_reports_parquet(
         grr, (np.arange(5) for _ in range(2)), rng, tmp_path / "d", chunk_size=3
     )
     assert [pq.read_metadata(f).num_rows for f in files] == [3, 2, 3, 2]
+
+
+def test_writer_takes_an_integer_seed(tmp_path):
+    grr = bayesldp.GRR(1.0, D)
+    seeded = aggregate.write_reports_parquet(grr, _values(), 4, tmp_path / "a", chunk_size=CHUNK)
+    generator = np.random.default_rng(4)
+    again = aggregate.write_reports_parquet(
+        grr, _values(), generator, tmp_path / "b", chunk_size=CHUNK
+    )
+    assert len(seeded) == len(again) == 5
+    np.testing.assert_array_equal(
+        aggregate.read_reports(seeded, grr), aggregate.read_reports(again, grr)
+    )
 
 
 def test_library_imports_without_optional_packages():
@@ -316,10 +330,10 @@ def test_library_imports_without_optional_packages():
     code = (
         "import sys\n"
         f"for m in {blocked!r}: sys.modules[m] = None\n"
-        "import bayesldp, bayesldp.datasets, bayesldp.dask_aggregate as da\n"
+        "import bayesldp, bayesldp.datasets, bayesldp.aggregate\n"
         "import numpy as np\n"
         "grr = bayesldp.GRR(1.0, 4)\n"
-        "for call in (lambda: da.aggregate_parquet('x', grr),\n"
+        "for call in (lambda: bayesldp.aggregate.aggregate_parquet('x', grr),\n"
         "             lambda: grr.to_arrow(np.zeros(2, np.uint8))):\n"
         "    try:\n"
         "        call()\n"
