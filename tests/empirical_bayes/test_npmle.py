@@ -61,7 +61,7 @@ def test_em_is_monotone_and_bounded_by_the_gap():
 
 
 def test_sqp_from_a_given_start_reaches_the_same_optimum():
-    _, m = zipf_measurement(d=60, n=10_000, seed=9)
+    _, m = zipf_measurement(d=30, n=3000, seed=9)
     lik = likelihood_problem(m)
     default = npmle(lik)
     uniform = npmle(lik, start=np.ones(lik.atoms.size))
