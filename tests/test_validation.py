@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import bayesldp
 from bayesldp import Measurement
-from bayesldp._validation import check_keywords
+from bayesldp._validation import check_keywords, require
 from tests.helpers import toy_measurement
 
 
@@ -181,3 +181,12 @@ def test_check_keywords_returns_a_clean_dict_or_names_the_argument(value):
         return
     assert out == (value or {}) and isinstance(out, dict) and out is not value
     assert all(k.isidentifier() and k not in RESERVED for k in out)
+
+
+def test_require_names_a_missing_argument_and_says_why():
+    require(0, "true_counts")  # any value but None is present
+    require([], "true_counts")
+    with pytest.raises(ValueError, match=r"^true_counts is required: a reference needs it$"):
+        require(None, "true_counts", "a reference needs it")
+    with pytest.raises(ValueError, match=r"^x is required$"):
+        require(None, "x")
