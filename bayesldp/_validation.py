@@ -297,3 +297,27 @@ def check_keywords(value, name: str, reserved: Sequence[str] = ()) -> dict:
             f"{name} cannot set {', '.join(taken)}: pass them as arguments of their own"
         )
     return out
+
+
+def require(value, name: str, why: str = "") -> None:
+    """Raise a ValueError naming ``name`` when a required argument is missing (``None``).
+
+    For keyword arguments that must be given but default to ``None`` so that a missing
+    one is reported as bad input (a ValueError naming it), not as Python's TypeError.
+
+    Parameters
+    ----------
+    value : object
+        The argument's value.
+    name : str
+        The argument's name.
+    why : str, optional
+        Why it is needed, appended to the message.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is None.
+    """
+    if value is None:
+        raise ValueError(f"{name} is required" + (f": {why}" if why else ""))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import bayesldp
 from bayesldp import Measurement
-from bayesldp._validation import check_keywords
+from bayesldp._validation import check_keywords, require
 from tests.helpers import toy_measurement
 
 
@@ -191,3 +191,12 @@ def test_check_frequencies_names_the_argument():
     for bad in ([float("nan")], [1.5], [-1e-3], [True], "abc", [[0.1], [0.2, 0.3]], None):
         with pytest.raises(ValueError, match="freqs"):
             check_frequencies(bad, "freqs")
+
+
+def test_require_names_a_missing_argument_and_says_why():
+    require(0, "true_counts")  # any value but None is present
+    require([], "true_counts")
+    with pytest.raises(ValueError, match=r"^true_counts is required: a reference needs it$"):
+        require(None, "true_counts", "a reference needs it")
+    with pytest.raises(ValueError, match=r"^x is required$"):
+        require(None, "x")
