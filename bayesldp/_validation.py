@@ -193,6 +193,25 @@ def check_estimates(estimates, name: str = "estimates") -> np.ndarray:
     return arr
 
 
+def check_frequencies(frequencies, name: str = "frequencies") -> np.ndarray:
+    """Return frequencies (any shape) as a float64 array, each finite and in ``[0, 1]``.
+
+    Real numbers only (no bools, strings or objects); NaN, infinities and values
+    outside ``[0, 1]`` are refused, naming ``name``.
+    """
+    arr = as_array(frequencies, name)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; it holds NaN or inf")
+    if arr.size and (arr.min() < 0 or arr.max() > 1):
+        raise ValueError(f"{name} must lie in [0, 1]; got range [{arr.min():g}, {arr.max():g}]")
+    return arr
+
+
 def check_values(values, domain_size: int, name: str = "values") -> np.ndarray:
     """Return user values as an int64 array of indices in ``[0, domain_size)``."""
     arr = as_array(values, name)
@@ -278,3 +297,27 @@ def check_keywords(value, name: str, reserved: Sequence[str] = ()) -> dict:
             f"{name} cannot set {', '.join(taken)}: pass them as arguments of their own"
         )
     return out
+
+
+def require(value, name: str, why: str = "") -> None:
+    """Raise a ValueError naming ``name`` when a required argument is missing (``None``).
+
+    For keyword arguments that must be given but default to ``None`` so that a missing
+    one is reported as bad input (a ValueError naming it), not as Python's TypeError.
+
+    Parameters
+    ----------
+    value : object
+        The argument's value.
+    name : str
+        The argument's name.
+    why : str, optional
+        Why it is needed, appended to the message.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is None.
+    """
+    if value is None:
+        raise ValueError(f"{name} is required" + (f": {why}" if why else ""))

@@ -458,20 +458,20 @@ def _demo(args: argparse.Namespace) -> int:
 def _aggregate(args: argparse.Namespace) -> int:
     import time
 
-    from bayesldp import dask_aggregate
+    from bayesldp.aggregate import aggregate_parquet, oracle_from_files
     from bayesldp.io import write_json
     from bayesldp.runner import close_client, make_client
 
     # Absolute paths: the workers of an external scheduler run in other directories
     # (aggregate_parquet resolves the files again, to absolute paths, before sending them).
     reports = os.path.abspath(args.reports)
-    oracle = dask_aggregate.oracle_from_files(reports, args.oracle, args.epsilon, args.d)
+    oracle = oracle_from_files(reports, args.oracle, args.epsilon, args.d)
     local = ("synchronous", "threads", "processes")
     scheduler = "synchronous" if args.no_dask else args.scheduler
     t0 = time.perf_counter()
     client = None if scheduler in local else make_client(scheduler, n_workers=args.workers)
     try:
-        m = dask_aggregate.aggregate_parquet(
+        m = aggregate_parquet(
             reports,
             oracle,
             column=args.column.split(",") if args.column else None,
@@ -512,7 +512,8 @@ def _audit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from bayesldp._validation import check_float, check_int
-    from bayesldp.audit import audit_oracle, default_inputs
+    from bayesldp.audit import audit_oracle
+    from bayesldp.audit._oracle import default_inputs
     from bayesldp.oracles import make_oracle
 
     def number(option: str, kind: type):
@@ -605,7 +606,7 @@ def build_parser() -> ArgumentParser:
     agg = sub.add_parser(
         "aggregate",
         help="aggregate Parquet files of user reports into a Measurement (JSON), on Dask",
-        description="Aggregate Parquet report files (bayesldp.dask_aggregate layout) into "
+        description="Aggregate Parquet report files (bayesldp.aggregate layout) into "
         "support counts, one Dask task per file. Load the result with "
         "Measurement.from_support_counts(counts, n, p, q).",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -11,26 +12,30 @@ from bayesldp._validation import (
     check_counts,
     check_epsilon,
     check_estimates,
+    check_frequencies,
     check_int,
     check_probability,
 )
 
-__all__ = [
-    "COUNTS_SUM_TO_N",
-    "Measurement",
-    "check_measurement",
-    "support_count_variance",
-]
-
-#: Upper-case names of the oracles whose reports each support exactly one item, so that
-#: their support counts sum to ``n`` (GRR). Filled by
-#: :func:`bayesldp.oracles.register_oracle` from ``FrequencyOracle.counts_sum_to_n``: the
-#: fact is declared on the oracle class, and this module, which the oracles import,
-#: cannot import them.
-COUNTS_SUM_TO_N: set[str] = set()
+__all__ = ["Measurement", "support_count_variance"]
 
 
-def support_count_variance(n, p, q, x, items=1):
+def _counts_sum_to_n(oracle: str) -> bool:
+    """Whether the oracle registered as ``oracle`` declares that its counts sum to ``n``.
+
+    The fact is a class attribute of the oracle (``counts_sum_to_n``: every report
+    supports exactly one item, as in GRR), asked of the registry at check time; an
+    unregistered name (``"custom"``) declares nothing. The registry is imported here,
+    not at the top: the oracles build Measurements, so importing their package while
+    this module loads would be circular (the registry module itself imports neither).
+    """
+    from bayesldp.oracles._registry import find_oracle
+
+    cls = find_oracle(oracle)
+    return cls is not None and bool(cls.counts_sum_to_n)
+
+
+def support_count_variance(n: Any, p: Any, q: Any, x: Any, items: Any = 1) -> Any:
     r"""Return the variance of a pure oracle's support count given the true count.
 
     .. math::
@@ -100,8 +105,9 @@ class Measurement:
     Build one with :meth:`from_support_counts` (counts from a real deployment) or
     with an oracle's ``aggregate`` / ``simulate``. The constructor validates its
     fields, so a Measurement is always internally consistent: the estimates must be
-    the ones the support counts give, and the counts of an oracle whose reports support
-    one item each (GRR: :data:`COUNTS_SUM_TO_N`) must sum to ``n``.
+    the ones the support counts give, and the counts of a registered oracle whose
+    reports support one item each (its class declares ``counts_sum_to_n``: GRR) must sum
+    to ``n``.
     """
 
     estimates: np.ndarray
@@ -123,11 +129,9 @@ class Measurement:
             raise ValueError(f"p must exceed q, got p={p}, q={q}")
         if counts.max() > n:
             raise ValueError(f"support_counts exceed n={n}: max is {counts.max()}")
-        if (
-            isinstance(self.oracle, str)
-            and self.oracle.upper() in COUNTS_SUM_TO_N
-            and counts.sum() != n
-        ):
+        if not isinstance(self.oracle, str):
+            raise ValueError(f"oracle must be a name, got {self.oracle!r}")
+        if _counts_sum_to_n(self.oracle) and counts.sum() != n:
             raise ValueError(
                 f"support_counts of {self.oracle} must sum to n (each user reports one "
                 f"item): they sum to {counts.sum()}, n={n}"
@@ -151,13 +155,11 @@ class Measurement:
         object.__setattr__(self, "q", q)
         if self.epsilon is not None:
             object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        if not isinstance(self.oracle, str):
-            raise ValueError(f"oracle must be a name, got {self.oracle!r}")
 
     @classmethod
     def from_support_counts(
         cls,
-        counts,
+        counts: Any,
         n: int,
         p: float,
         q: float,
@@ -220,25 +222,34 @@ class Measurement:
         """
         return math.sqrt(self.q * (1 - self.q) / (self.n * (self.p - self.q) ** 2))
 
-    def variance(self, frequencies=None) -> np.ndarray:
+    def variance(self, frequencies: Any = None) -> np.ndarray:
         """Exact variance of each estimate given true frequencies.
 
         Parameters
         ----------
         frequencies : array_like, optional
-            True frequencies; defaults to the clipped raw estimates (a plug-in).
+            True frequencies, each in ``[0, 1]``; defaults to the clipped raw estimates
+            (a plug-in).
 
         Returns
         -------
         numpy.ndarray
             :math:`(q(1-q) + f_v (p-q)(1-p-q)) / (n (p-q)^2)` for each item.
+
+        Raises
+        ------
+        ValueError
+            ``frequencies`` holds NaN, infinities, bools or values outside ``[0, 1]``.
         """
-        f = np.clip(self.estimates, 0, 1) if frequencies is None else np.asarray(frequencies)
+        if frequencies is None:
+            f = np.clip(self.estimates, 0, 1)
+        else:
+            f = check_frequencies(frequencies, "frequencies")
         var = support_count_variance(1, self.p, self.q, f)
         return var / (self.n * (self.p - self.q) ** 2)
 
 
-def check_measurement(value, name: str = "m") -> Measurement:
+def check_measurement(value: Any, name: str = "m") -> Measurement:
     """Return ``value`` if it is a :class:`Measurement`, else raise ValueError naming ``name``.
 
     Parameters

@@ -41,6 +41,7 @@ from matplotlib.figure import Figure
 
 import bayesldp
 from bayesldp import convex, datasets, methods
+from bayesldp.convex._solve import DEFAULT_SOLVERS
 from bayesldp.io import write_csv, write_json
 from bayesldp.plotting import save_figure
 
@@ -119,7 +120,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
             seconds, est = timed(func, max(args.repeat, 3), m)
             closed[name] = seconds, est.frequencies
         for method, solver_option, tol, max_iter in configs:
-            solver = solver_option or convex.DEFAULT_SOLVERS[method]
+            solver = solver_option or DEFAULT_SOLVERS[method]
             row = {"d": d, "n": args.n, "eps": args.eps, "method": method, "solver": solver,
                    "tol": "default" if tol is None else tol,
                    "closed_form_seconds": closed[method][0]}  # fmt: skip

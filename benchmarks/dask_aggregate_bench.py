@@ -2,7 +2,7 @@
 
 The script draws ``--n`` users' values from Zipf(``--zipf``) over ``--d`` items, chunk by
 chunk (never all in memory), privatizes them with ``--oracle`` and writes the reports
-as Parquet part files of ``--chunk-size`` rows (``bayesldp.dask_aggregate.
+as Parquet part files of ``--chunk-size`` rows (``bayesldp.aggregate.
 write_reports_parquet``) into a temporary directory (``--dir``; removed afterwards
 unless ``--keep``). It then aggregates them into a Measurement with
 ``aggregate_parquet`` on a ``LocalCluster`` (``--workers`` processes x
@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
-from bayesldp import dask_aggregate
+from bayesldp import aggregate
 from bayesldp.io import write_csv, write_json
 
 logger = logging.getLogger("dask_aggregate_bench")
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> dict:
 
             chunks = tqdm(chunks, total=-(-args.n // args.chunk_size), unit="file")
         t0 = time.perf_counter()
-        files = dask_aggregate.write_reports_parquet(
+        files = aggregate.write_reports_parquet(
             oracle, chunks, rng, workdir, chunk_size=args.chunk_size
         )
         write_s = time.perf_counter() - t0
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> dict:
             times = []
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                m = dask_aggregate.aggregate_parquet(workdir, oracle, scheduler=client)
+                m = aggregate.aggregate_parquet(workdir, oracle, scheduler=client)
                 times.append(time.perf_counter() - t0)
         dask_first_s, dask_s = times[0], min(times)
         logger.info("dask aggregation: %s s", ", ".join(f"{t:.2f}" for t in times))
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> dict:
             t0 = time.perf_counter()
             counts = np.zeros(args.d, dtype=np.int64)
             for f in files:
-                c, _ = dask_aggregate.file_counts(str(f), oracle)
+                c, _ = aggregate.file_counts(str(f), oracle)
                 counts += c
             base_s = time.perf_counter() - t0
             identical = bool(np.array_equal(counts, m.support_counts))

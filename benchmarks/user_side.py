@@ -14,7 +14,7 @@ n = 1e5 and 1e6) the script times, side by side in one process:
 * references for the cost of the random bits (``library="reference"``):
   ``raw random bytes``: drawing 8 random bits per user-item, the randomness OUE/SUE's
   privatize consumes (``numpy.random.Generator.bit_generator.random_raw``, blocks of
-  ``bayesldp.oracles.CHUNK_CELLS`` cells); ``rng.random per cell``: one float64
+  the oracles' block size in cells); ``rng.random per cell``: one float64
   uniform per user-item (what the previous OUE drew); ``naive packed Bernoulli``:
   ``packbits(rng.random(block) < q)``, the obvious vectorised way to make the same
   packed bits (exact only to 2^-53).
@@ -22,14 +22,14 @@ n = 1e5 and 1e6) the script times, side by side in one process:
 Times are the best of ``--repeat`` runs; peak memory is measured with ``tracemalloc``
 in a separate run (numpy reports its buffers to it) and includes the returned reports.
 Ratios (``*_ratio`` columns of ``ratios.csv``) are ours over the other figure in this
-run. Cells with more than ``--max-cells`` user-items (d = 42178 with n = 1e6: the
-references alone would take half an hour) and oracles whose reports would exceed
+run. Cells with more than ``--max-cells`` user-items (d = 42178 with n = 1e6) and
+oracles whose reports would exceed
 ``--max-output-gb`` are skipped. The script also times exact
 ``GRR.simulate`` at ``--grr-d`` (1e7) items and ``--grr-n`` (1e8) users against the
 previous implementation (one int64 origin per liar).
 
-Run ``pip install -e '.[bench]' && python benchmarks/user_side.py`` (about 10 minutes on
-2 cores); ``--quick`` for a smoke run. Writes ``<out>/user_side.csv``,
+Run ``pip install -e '.[bench]' && python benchmarks/user_side.py``; ``--quick`` for a
+smoke run. Writes ``<out>/user_side.csv``,
 ``<out>/ratios.csv`` and ``<out>/run.json`` (machine, load average, versions).
 """
 
@@ -49,13 +49,13 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
-from bayesldp.exact_random import random_words
 from bayesldp.io import write_csv, write_json
-from bayesldp.oracles import rows_per_block
+from bayesldp.oracles._blocks import rows_per_block
+from bayesldp.oracles._exact_random import random_words
 
 logger = logging.getLogger("user_side")
 
-ORACLES = ["GRR", "OUE", "SUE", "OLH", "SS", "HR"]
+ORACLES = list(bayesldp.ORACLES)
 
 
 # ---------------------------------------------------------------------------

@@ -686,44 +686,6 @@ def tilt(problem: S.Problem, s: float, c: float, span: float | None = None):
     return shift, mean, var
 
 
-def condition_on_total(x: np.ndarray, var: np.ndarray, n: int) -> np.ndarray:
-    r"""Move independent draws of the counts onto ``sum(x) = n``; return frequencies.
-
-    Each row's excess over ``n`` is taken from the items in proportion to their
-    variances, :math:`x_v - (v_v / \sum_u v_u)(\sum_u x_u - n)`: exactly how a vector of
-    independent Gaussians is conditioned on its sum. (Dividing each row by its total
-    instead would scale the largest items by the noise of all the others and make
-    their intervals too wide.) The rare negative values this leaves are set to zero
-    and the row is renormalised.
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Draws of the counts, shape ``(draws, d)``.
-    var : numpy.ndarray
-        Each item's posterior variance, shape ``(d,)``.
-    n : int
-        Number of users.
-
-    Returns
-    -------
-    numpy.ndarray
-        Frequencies, each row summing to 1.
-
-    Raises
-    ------
-    RuntimeError
-        A row has no positive count left.
-    """
-    excess = x.sum(axis=1, keepdims=True) - n
-    out = x - (var / var.sum())[None, :] * excess
-    np.maximum(out, 0.0, out=out)
-    totals = out.sum(axis=1, keepdims=True)
-    if np.any(totals <= 0):
-        raise RuntimeError("a conditioned posterior draw has no users")
-    return out / totals
-
-
 def _picks(post: ScalePosterior, points: int) -> np.ndarray:
     """Return indices of ``points`` draws evenly spread over the sorted draws of ``s``."""
     order = np.argsort(post.s, kind="stable")
@@ -781,7 +743,7 @@ def bayes_consistent(
     item posterior means sum to ``n``, which for a Gaussian likelihood is a shift of
     every observation by :math:`\lambda (n\sigma)^2`; draws come from each item's
     tilted posterior itself (:class:`bayesldp.models.draws.ItemPosteriorTable`) and are
-    moved onto the total by :func:`condition_on_total`.
+    moved onto the total by :func:`bayesldp._total.condition_on_total`.
 
     Parameters
     ----------
@@ -894,7 +856,6 @@ __all__ = [
     "TARGET_ACCEPT",
     "bayes_consistent",
     "build_scale_model",
-    "condition_on_total",
     "default_c_bounds",
     "find_mode",
     "find_region",

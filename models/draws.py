@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesldp._total import condition_on_total
 from bayesldp.estimate import cached_rows, row_generator
 from bayesldp.models.lomax import WINDOW_SIGMA, CountGrid, ExactTotal
 
@@ -186,9 +187,8 @@ class ItemPosteriorDraws:
     Row ``i`` uses hyper-parameter point ``i % len(points)``: each item's count is drawn
     from its posterior given that point, at its estimate plus the point's tilt
     ``shift``. With ``total`` set, each row is then moved onto ``sum x = n`` the way
-    independent Gaussians are conditioned on their sum
-    (:func:`bayesldp.models.consistent.condition_on_total`); otherwise counts are
-    divided by ``n``.
+    independent Gaussians are conditioned on their sum, keeping the counts non-negative
+    (:func:`bayesldp._total.condition_on_total`); otherwise counts are divided by ``n``.
 
     Rows are generated on demand, so that ``d = 10^6`` needs no ``(n_draws, d)`` array.
     When that array would take at most :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`, the
@@ -220,12 +220,8 @@ class ItemPosteriorDraws:
         if not self.total:
             return x / self.n
         _, var = point.table.moments(z)
-        x = x - var / var.sum() * (x.sum() - self.n)
-        np.maximum(x, 0.0, out=x)
-        total = x.sum()
-        if total <= 0:
-            raise RuntimeError("a conditioned posterior draw has no users")
-        return x / total
+        x = condition_on_total(x, var, self.n)
+        return x / x.sum()
 
     def sample(self, start: int, stop: int) -> np.ndarray:
         """Draws ``start .. stop - 1``, read-only, shape ``(stop - start, d)``.

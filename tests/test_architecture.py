@@ -17,6 +17,10 @@ PACKAGES = {"bayesldp": ROOT / "bayesldp", "bayesldp.models": ROOT / "models"}
 if (ROOT / "experiments" / "__init__.py").exists():
     PACKAGES["bayesldp.experiments"] = ROOT / "experiments"
 SCANNED = ("bayesldp", "models", "experiments", "benchmarks", "tests")
+# Private modules others may import (until the layered architecture test replaces this).
+ALLOWED_PRIVATE = ("bayesldp._validation", "bayesldp._total", "bayesldp._threads",
+                   "bayesldp.empirical_bayes._", "bayesldp.convex._",
+                   "bayesldp.oracles._", "bayesldp.audit._")  # fmt: skip
 
 
 def _module_files() -> dict[str, Path]:
@@ -62,7 +66,7 @@ def test_no_private_name_is_imported_from_another_module():
             if not target.startswith("bayesldp") and not target.startswith("tests"):
                 continue
             parts = target.split(".")
-            if any(_private(p) for p in parts) and target != "bayesldp._validation":
+            if any(_private(p) for p in parts) and not target.startswith(ALLOWED_PRIVATE):
                 offences.append(f"{path.relative_to(ROOT)}:{line} imports module {target}")
             if name and _private(name):
                 offences.append(f"{path.relative_to(ROOT)}:{line} imports {name} from {target}")

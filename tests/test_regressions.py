@@ -16,7 +16,8 @@ import pytest
 
 import bayesldp
 from bayesldp import calibrate, datasets, metrics
-from bayesldp import empirical_bayes as eb
+from bayesldp.empirical_bayes import count_grid
+from bayesldp.empirical_bayes._grid import MAX_GRID_POINTS
 from bayesldp.errors import ConvergenceWarning
 from tests.helpers import toy_measurement, zipf_frequencies
 
@@ -288,7 +289,7 @@ def test_eb_npmle_refuses_a_grid_of_millions_of_counts(options):
         bayesldp.postprocess(m, "eb-npmle", rng=0, **options)
     assert time.perf_counter() - start < 10
     # the default grid is far below the limit
-    assert eb.count_grid(m).size < eb.MAX_GRID_POINTS / 20
+    assert count_grid(m).size < MAX_GRID_POINTS / 20
 
 
 def test_mse_beyond_the_largest_float_is_refused():

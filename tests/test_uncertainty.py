@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import bayesldp
 from bayesldp import datasets, estimate, intervals
-from bayesldp import empirical_bayes as eb
+from bayesldp.empirical_bayes import eb_npmle
+from bayesldp.empirical_bayes._posterior import PosteriorTable
 from bayesldp.estimate import (
     ROW_CACHE_MAX_BYTES,
     StoredDraws,
@@ -216,7 +217,7 @@ def eb_estimates():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return {
-            kind: eb.eb_npmle(m, uncertainty=kind, n_draws=10, n_boot=2, rng=3)
+            kind: eb_npmle(m, uncertainty=kind, n_draws=10, n_boot=2, rng=3)
             for kind in ("plug-in", "bootstrap")
         }
 
@@ -230,13 +231,13 @@ def _fresh(est):
 def test_eb_draws_are_generated_once_and_cached(kind, eb_estimates, monkeypatch):
     unc = _fresh(eb_estimates[kind])
     calls = []
-    draw = eb.PosteriorTable.draw
+    draw = PosteriorTable.draw
 
     def counting(self, rng, n):
         calls.append(1)
         return draw(self, rng, n)
 
-    monkeypatch.setattr(eb.PosteriorTable, "draw", counting)
+    monkeypatch.setattr(PosteriorTable, "draw", counting)
     rows = unc.sample(2, 5)
     assert len(calls) == 10  # every row, once
     np.testing.assert_array_equal(unc.sample(0, 10)[2:5], rows)

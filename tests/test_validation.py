@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import bayesldp
 from bayesldp import Measurement
-from bayesldp._validation import check_keywords
+from bayesldp._validation import check_keywords, require
 from tests.helpers import toy_measurement
 
 
@@ -90,8 +90,8 @@ def test_simulate_bad_counts(name):
         oracle.simulate([1, 2.5, 3, 4], rng)
     with pytest.raises(ValueError, match="at least one user"):
         oracle.simulate([0, 0, 0, 0], rng)
-    with pytest.raises(ValueError, match="Generator"):
-        oracle.simulate([1, 2, 3, 4], 42)
+    with pytest.raises(ValueError, match="rng"):
+        oracle.simulate([1, 2, 3, 4], "42")  # a Generator or an integer seed only
 
 
 @pytest.mark.parametrize("name", list(bayesldp.ORACLES))
@@ -181,3 +181,22 @@ def test_check_keywords_returns_a_clean_dict_or_names_the_argument(value):
         return
     assert out == (value or {}) and isinstance(out, dict) and out is not value
     assert all(k.isidentifier() and k not in RESERVED for k in out)
+
+
+def test_check_frequencies_names_the_argument():
+    from bayesldp._validation import check_frequencies
+
+    np.testing.assert_array_equal(check_frequencies([0, 0.5, 1]), [0.0, 0.5, 1.0])
+    assert check_frequencies(np.float32(0.25)).shape == ()
+    for bad in ([float("nan")], [1.5], [-1e-3], [True], "abc", [[0.1], [0.2, 0.3]], None):
+        with pytest.raises(ValueError, match="freqs"):
+            check_frequencies(bad, "freqs")
+
+
+def test_require_names_a_missing_argument_and_says_why():
+    require(0, "true_counts")  # any value but None is present
+    require([], "true_counts")
+    with pytest.raises(ValueError, match=r"^true_counts is required: a reference needs it$"):
+        require(None, "true_counts", "a reference needs it")
+    with pytest.raises(ValueError, match=r"^x is required$"):
+        require(None, "x")

@@ -1,0 +1,1 @@
+"""Tests of bayesldp.audit, one module per part of the audit."""

@@ -1,0 +1,1 @@
+"""Tests of :mod:`bayesldp.empirical_bayes`, one module per private module."""

@@ -1,0 +1,1 @@
+"""Tests of bayesldp.oracles, one module per oracle module."""
