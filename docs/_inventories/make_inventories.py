@@ -70,7 +70,7 @@ PROJECTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
 
 
 def inventory(project: str, objects: dict[str, tuple[str, str]]) -> bytes:
-    """The bytes of a version-2 Sphinx inventory of ``objects``."""
+    """Return the bytes of a version-2 Sphinx inventory of ``objects``."""
     header = (
         "# Sphinx inventory version 2\n"
         f"# Project: {project}\n"

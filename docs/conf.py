@@ -1,0 +1,97 @@
+"""Sphinx configuration of bayesldp's documentation.
+
+Build (from the repository root; static HTML that opens from the file system)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The API reference (``docs/api/``) is written at build time from the public modules'
+``__all__`` lists by ``docs/_ext/apiref.py``; the gallery (``docs/auto_examples/``)
+is written by sphinx-gallery, which runs every script of ``examples/``. Links to
+NumPy, SciPy, pandas, PyMC, ArviZ and cvxpy resolve through the inventories in
+``docs/_inventories/``, so the build needs no network.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import bayesldp
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+# figures are drawn off screen; the examples take the backend from the environment
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+project = "bayesldp"
+author = "bayesldp contributors"
+copyright = "bayesldp contributors, MIT License"
+release = bayesldp.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "apiref",
+]
+
+exclude_patterns = ["_build", "_inventories", "_ext", "auto_examples/*.ipynb", "**.zip"]
+templates_path: list[str] = []
+
+# -- autodoc and numpydoc ----------------------------------------------------------------
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # the numpydoc sections give the types
+autodoc_default_options: dict[str, bool] = {}
+autosummary_generate = False  # the API pages come from docs/_ext/apiref.py
+numpydoc_show_class_members = False  # autoclass :members: lists them
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# -- intersphinx: offline inventories ------------------------------------------------------
+_INVENTORIES = {
+    "numpy": "https://numpy.org/doc/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+    "pandas": "https://pandas.pydata.org/docs/",
+    "pymc": "https://www.pymc.io/projects/docs/en/stable/",
+    "arviz": "https://python.arviz.org/en/stable/",
+    "cvxpy": "https://www.cvxpy.org/",
+}
+intersphinx_mapping = {
+    name: (url, str(Path("_inventories") / f"{name}.inv")) for name, url in _INVENTORIES.items()
+}
+
+# -- the gallery -------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(HERE.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*\.py$",  # run every example
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": False,
+    "only_warn_on_example_error": False,
+    "write_computation_times": True,
+    "show_memory": False,
+    "min_reported_time": 1,
+}
+
+# -- HTML --------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"bayesldp {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "header_links_before_dropdown": 5,
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_sidebars = {"index": []}
+html_static_path: list[str] = []
+html_copy_source = False
+html_show_sourcelink = False

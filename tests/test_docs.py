@@ -1,0 +1,98 @@
+"""The documentation's API reference covers the public API, and only it.
+
+``docs/_ext/apiref.py`` writes the reference pages from the ``__all__`` lists when the
+documentation is built; these tests run that writer without Sphinx and read its
+output. The public modules are found here independently (every module of
+``bayesldp`` and ``bayesldp.models`` without a private part, apart from the studies of
+``bayesldp.experiments``), so a writer that missed a module or a name would fail.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ROOTS = ("bayesldp", "bayesldp.models")
+EXCLUDED = "bayesldp.experiments"
+
+
+def _load_apiref():
+    spec = importlib.util.spec_from_file_location("apiref", ROOT / "docs" / "_ext" / "apiref.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["apiref"] = module  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _public_all() -> dict[str, list[str]]:
+    """``{module: __all__}`` of every public module, found by walking the packages."""
+    out = {}
+    for root in ROOTS:
+        package = importlib.import_module(root)
+        names = [root] + [
+            info.name for info in pkgutil.walk_packages(package.__path__, prefix=root + ".")
+        ]
+        for name in names:
+            if any(part.startswith("_") for part in name.split(".")):
+                continue
+            if name == EXCLUDED or name.startswith(EXCLUDED + "."):
+                continue
+            module = importlib.import_module(name)
+            if hasattr(module, "__all__"):
+                out[name] = list(module.__all__)
+    return out
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, str]:
+    out = tmp_path_factory.mktemp("api")
+    written = _load_apiref().write_pages(out)
+    assert (out / "index.rst").exists()
+    return {name: path.read_text() for name, path in written.items()}
+
+
+_ROW = re.compile(r"^   \* - :py:\w+:`(?P<name>[^ `]+) <(?P<target>[\w.]+)>`$", re.MULTILINE)
+_DOCUMENTED = re.compile(
+    r"^\.\. (?:autoclass|autoexception|autofunction|py:data|py:module):: (?P<target>[\w.]+)$",
+    re.MULTILINE,
+)
+
+
+def test_every_public_name_is_in_the_api_reference(pages):
+    public = _public_all()
+    assert public, "no public module found"
+    assert set(pages) == set(public), "one page per public module, and no other"
+    documented = {m.group("target") for text in pages.values() for m in _DOCUMENTED.finditer(text)}
+    missing, undocumented = [], []
+    for module, names in public.items():
+        rows = {m.group("name"): m.group("target") for m in _ROW.finditer(pages[module])}
+        assert list(rows) == list(dict.fromkeys(names)), f"{module}: the table is not __all__"
+        for name in names:
+            if name not in rows:
+                missing.append(f"{module}.{name}")
+            elif rows[name] not in documented:
+                undocumented.append(f"{module}.{name} -> {rows[name]}")
+    assert not missing, f"public names without an entry: {missing}"
+    assert not undocumented, f"entries linking to nothing documented: {undocumented}"
+
+
+def test_the_reference_names_no_private_module(pages):
+    for name, text in pages.items():
+        assert not any(part.startswith("_") for part in name.split("."))
+        targets = [m.group("target") for m in _DOCUMENTED.finditer(text)]
+        targets += [m.group("target") for m in _ROW.finditer(text)]
+        private = [t for t in targets if any(p.startswith("_") for p in t.split(".")[:-1])]
+        assert not private, f"{name}: {private}"
+
+
+def test_each_object_is_documented_once(pages):
+    targets = [m.group("target") for text in pages.values() for m in _DOCUMENTED.finditer(text)]
+    repeated = sorted({t for t in targets if targets.count(t) > 1})
+    assert not repeated
