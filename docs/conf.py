@@ -13,7 +13,9 @@ NumPy, SciPy, pandas, PyMC, ArviZ and cvxpy resolve through the inventories in
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -79,6 +81,31 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 1,
 }
+
+# -- math without a network: MathJax from the sphinx-mathjax-offline package ------------
+# MathJax's SVG output draws the glyphs itself (no web fonts), so the formulas render in
+# a page opened from the file system on a machine without internet.
+mathjax_path = "mathjax/tex-svg.js"
+_MATHJAX_SKIP = ("tex-chtml*", "tex-mml-*", "mml-*", "tex-svg-full*", "node-main.js", "chtml*")
+
+
+def _copy_mathjax(app, exc):
+    """Copy MathJax (its SVG build and the components it loads) into ``_static``."""
+    if exc is not None or app.builder.format != "html":
+        return
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("install the docs extra: pip install -e '.[docs]'")
+    source = Path(spec.submodule_search_locations[0]) / "static" / "mathjax"
+    target = Path(app.outdir) / "_static" / "mathjax"
+    ignore = shutil.ignore_patterns(*_MATHJAX_SKIP)
+    shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
+
+
+def setup(app):
+    """Copy MathJax into the built site when the build has finished."""
+    app.connect("build-finished", _copy_mathjax)
+
 
 # -- HTML --------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

@@ -32,7 +32,7 @@ def _load_apiref():
 
 
 def _public_all() -> dict[str, list[str]]:
-    """``{module: __all__}`` of every public module, found by walking the packages."""
+    """Return ``{module: __all__}`` of every public module, found by walking the packages."""
     out = {}
     for root in ROOTS:
         package = importlib.import_module(root)

@@ -24,7 +24,10 @@ EXAMPLES_DIR = ROOT / "examples"
 
 #: One entry per example: the file and its tiny arguments.
 EXAMPLES = [
+    "aggregate_parquet.py --d 64 --n 5000 --batch 2000",
     "audit_oracles.py --domain-size 3 --samples 2000",
+    "convex_kkt.py --d 16 --n 5000",
+    "empirical_bayes.py --d 64 --n 20000 --reps 1",
 ]
 
 
@@ -60,7 +63,7 @@ def _tree(path: Path) -> ast.Module:
 def test_example_is_a_gallery_script(path):
     tree = _tree(path)
     doc = ast.get_docstring(tree, clean=True) or ""
-    title, underline = (doc.splitlines() + ["", ""])[:2]
+    title, underline = [*doc.splitlines(), "", ""][:2]
     assert title and underline == "=" * len(title), "the docstring opens with a reST title"
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert [a.arg for a in functions["main"].args.args] == ["args"]
@@ -84,7 +87,7 @@ def _exported(module: str, name: str) -> bool:
 
 
 def _bayesldp_uses(tree: ast.Module) -> list[tuple[str, str]]:
-    """(module, name) of every bayesldp name an example imports or reaches as an attribute."""
+    """Return (module, name) of each bayesldp name an example imports or reaches."""
     uses = []
     aliases: dict[str, str] = {}  # local name -> bayesldp module
     for node in ast.walk(tree):
