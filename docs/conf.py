@@ -102,9 +102,21 @@ def _copy_mathjax(app, exc):
     shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
 
 
+# -- links: every reference in the hand-written pages and the gallery must resolve -------
+# (nitpicky, so a broken link there fails the -W build); the API pages show the
+# library's docstrings, whose unresolved references stay plain text.
+nitpicky = True
+
+
+def _quiet_in_api_pages(app, domain, node):
+    """Keep unresolved references of the docstrings (the ``api/`` pages) silent."""
+    return True if node.get("refdoc", "").startswith("api/") else None
+
+
 def setup(app):
-    """Copy MathJax into the built site when the build has finished."""
+    """Copy MathJax into the built site at the end; check links outside the API pages."""
     app.connect("build-finished", _copy_mathjax)
+    app.connect("warn-missing-reference", _quiet_in_api_pages)
 
 
 # -- HTML --------------------------------------------------------------------------------

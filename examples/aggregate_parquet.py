@@ -139,6 +139,7 @@ def plot(true_freq, raw, consistent):
         right.plot(np.arange(1, err.size + 1), err, ".", ms=2, label=label)
     right.set_xscale("log")
     right.set_yscale("symlog", linthresh=1e-5)
+    right.set_ylim(bottom=0)
     right.set_xlabel("rank of the item")
     right.set_ylabel("absolute error")
     right.set_title("Every item: norm-sub zeroes most of the tail")

@@ -1,19 +1,23 @@
-"""The documentation's API reference covers the public API, and only it.
+"""The documentation: the API reference covers the public API, and the guide's code runs.
 
 ``docs/_ext/apiref.py`` writes the reference pages from the ``__all__`` lists when the
 documentation is built; these tests run that writer without Sphinx and read its
 output. The public modules are found here independently (every module of
 ``bayesldp`` and ``bayesldp.models`` without a private part, apart from the studies of
 ``bayesldp.experiments``), so a writer that missed a module or a name would fail.
+The Python code blocks of each user-guide page run, in order, as one script.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
 import re
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -96,3 +100,22 @@ def test_each_object_is_documented_once(pages):
     targets = [m.group("target") for text in pages.values() for m in _DOCUMENTED.finditer(text)]
     repeated = sorted({t for t in targets if targets.count(t) > 1})
     assert not repeated
+
+
+_CODE_BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+GUIDE = sorted(p for p in (ROOT / "docs" / "user_guide").glob("*.rst") if p.name != "index.rst")
+
+
+@pytest.mark.parametrize("page", GUIDE, ids=lambda p: p.name)
+def test_user_guide_code_blocks_run(page, tmp_path):
+    """Each page's Python blocks, run in order as one script, as a reader would paste them."""
+    blocks = [textwrap.dedent(b) for b in _CODE_BLOCK.findall(page.read_text())]
+    if not blocks:
+        pytest.skip("no Python code on this page")
+    script = tmp_path / "page.py"
+    script.write_text("\n".join(blocks))
+    env = {**os.environ, "MPLBACKEND": "Agg", "TMPDIR": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]

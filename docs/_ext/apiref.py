@@ -324,11 +324,20 @@ def _public_bases(cls: type, homes: dict[int, str]) -> list[str]:
             continue
         if id(base) in homes:
             out.append(homes[id(base)])
-        elif getattr(base, "__module__", "").split(".")[0] == ROOTS[0].split(".")[0]:
+        elif _is_ours(base):
             out.extend(_public_bases(base, homes))
         else:
             out.append(f"{base.__module__}.{base.__qualname__}")
     return list(dict.fromkeys(out))
+
+
+def _is_ours(cls: type) -> bool:
+    return getattr(cls, "__module__", "").split(".")[0] == ROOTS[0].split(".")[0]
+
+
+def _private_ancestors(cls: type, homes: dict[int, str]) -> list[type]:
+    """Ancestors of ``cls`` from this package that have no documentation of their own."""
+    return [c for c in cls.__mro__[1:] if _is_ours(c) and id(c) not in homes]
 
 
 def class_homes(all_entries: dict[str, list[Entry]]) -> dict[int, str]:
@@ -392,6 +401,12 @@ def render(modname: str, rows: list[Entry], homes: dict[int, str]) -> str:
         obj = _value(modname, e.name)
         if e.kind in ("class", "exception"):
             lines = [f".. auto{e.kind}:: {full}", "   :members:"]
+            hidden = _private_ancestors(obj, homes)
+            if hidden:
+                # members defined in private bases are shown here; those of documented
+                # (and of non-bayesldp) ancestors are documented there
+                shown = [c.__name__ for c in obj.__mro__[1:] if c not in hidden]
+                lines.append(f"   :inherited-members: {', '.join(dict.fromkeys(shown))}")
             if _public_bases(obj, homes):
                 lines.append("   :show-inheritance:")
             parts.append("\n".join(lines) + "\n")
@@ -440,9 +455,7 @@ def render_index(modules: dict[str, list[str]]) -> str:
     return "\n".join(parts)
 
 
-def write_pages(
-    outdir: str | Path, roots: tuple[str, ...] = ROOTS, *, homes_out: bool = False
-) -> dict:
+def write_pages(outdir: str | Path, roots: tuple[str, ...] = ROOTS) -> dict[str, Path]:
     """Write ``index.rst`` and one page per public module into ``outdir``.
 
     Files whose content is unchanged are not rewritten (so Sphinx rebuilds only what
@@ -454,8 +467,6 @@ def write_pages(
         The folder of the pages.
     roots : tuple of str
         Package names to start from.
-    homes_out : bool, default False
-        Return what :func:`class_homes` returns instead of the pages.
 
     Returns
     -------
@@ -478,11 +489,48 @@ def write_pages(
     for stale in set(out.glob("*.rst")) - set(written.values()):
         stale.unlink()
     written.pop("index")
-    return homes if homes_out else written
+    return written
 
 
 #: ``{id(class): documented name}`` of the current build (see :func:`class_homes`).
 _HOMES: dict[int, str] = {}
+#: ``{re-exported dotted name: documented dotted name}`` of the current build.
+_ALIASES: dict[str, str] = {}
+
+
+def aliases(all_entries: dict[str, list[Entry]]) -> dict[str, str]:
+    """Return ``{module.name: documented target}`` for every re-exported name.
+
+    So that ``:class:`bayesldp.SS``` links to the class documented in its home module.
+
+    Parameters
+    ----------
+    all_entries : dict
+        What :func:`entries` returns.
+    """
+    return {
+        f"{e.module}.{e.name}": e.target
+        for rows in all_entries.values()
+        for e in rows
+        if e.home != e.module
+    }
+
+
+def _resolve_alias(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """Resolve a Python reference to a re-exported name (or its members) at its home."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    parts = target.split(".")
+    for i in range(len(parts), 0, -1):
+        canonical = _ALIASES.get(".".join(parts[:i]))
+        if canonical is not None:
+            new = ".".join([canonical, *parts[i:]])
+            domain = env.get_domain("py")
+            return domain.resolve_xref(
+                env, node["refdoc"], app.builder, node["reftype"], new, node, contnode
+            )
+    return None
 
 
 def _process_bases(app: Any, name: str, obj: Any, options: Any, bases: list) -> None:
@@ -491,8 +539,12 @@ def _process_bases(app: Any, name: str, obj: Any, options: Any, bases: list) -> 
 
 
 def _builder_inited(app: Any) -> None:
+    write_pages(Path(app.srcdir) / API_DIR)
+    all_entries = entries(public_modules())  # the modules are imported by now: quick
     _HOMES.clear()
-    _HOMES.update(write_pages(Path(app.srcdir) / API_DIR, homes_out=True))
+    _HOMES.update(class_homes(all_entries))
+    _ALIASES.clear()
+    _ALIASES.update(aliases(all_entries))
 
 
 def setup(app: Any) -> dict[str, Any]:
@@ -505,4 +557,5 @@ def setup(app: Any) -> dict[str, Any]:
     """
     app.connect("builder-inited", _builder_inited)
     app.connect("autodoc-process-bases", _process_bases)
+    app.connect("missing-reference", _resolve_alias)
     return {"version": "1", "parallel_read_safe": True}
