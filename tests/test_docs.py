@@ -64,16 +64,24 @@ def pages(tmp_path_factory) -> dict[str, str]:
 
 _ROW = re.compile(r"^   \* - :py:\w+:`(?P<name>[^ `]+) <(?P<target>[\w.]+)>`$", re.MULTILINE)
 _DOCUMENTED = re.compile(
-    r"^\.\. (?:autoclass|autoexception|autofunction|py:data|py:module):: (?P<target>[\w.]+)$",
+    r"^\.\. (?:autoclass|autoexception|autofunction|py:module):: (?P<target>[\w.]+)$",
     re.MULTILINE,
 )
+_DATA = re.compile(r"^\.\. py:data:: (?P<name>\w+)$", re.MULTILINE)
+
+
+def _documented(module: str, text: str) -> list[str]:
+    """Dotted names a page documents (data by bare name, under the page's module)."""
+    return [m.group("target") for m in _DOCUMENTED.finditer(text)] + [
+        f"{module}.{m.group('name')}" for m in _DATA.finditer(text)
+    ]
 
 
 def test_every_public_name_is_in_the_api_reference(pages):
     public = _public_all()
     assert public, "no public module found"
     assert set(pages) == set(public), "one page per public module, and no other"
-    documented = {m.group("target") for text in pages.values() for m in _DOCUMENTED.finditer(text)}
+    documented = {t for module, text in pages.items() for t in _documented(module, text)}
     missing, undocumented = [], []
     for module, names in public.items():
         rows = {m.group("name"): m.group("target") for m in _ROW.finditer(pages[module])}
@@ -90,14 +98,13 @@ def test_every_public_name_is_in_the_api_reference(pages):
 def test_the_reference_names_no_private_module(pages):
     for name, text in pages.items():
         assert not any(part.startswith("_") for part in name.split("."))
-        targets = [m.group("target") for m in _DOCUMENTED.finditer(text)]
-        targets += [m.group("target") for m in _ROW.finditer(text)]
+        targets = _documented(name, text) + [m.group("target") for m in _ROW.finditer(text)]
         private = [t for t in targets if any(p.startswith("_") for p in t.split(".")[:-1])]
         assert not private, f"{name}: {private}"
 
 
 def test_each_object_is_documented_once(pages):
-    targets = [m.group("target") for text in pages.values() for m in _DOCUMENTED.finditer(text)]
+    targets = [t for module, text in pages.items() for t in _documented(module, text)]
     repeated = sorted({t for t in targets if targets.count(t) > 1})
     assert not repeated
 

@@ -413,7 +413,8 @@ def render(modname: str, rows: list[Entry], homes: dict[int, str]) -> str:
         elif e.kind == "function":
             parts.append(f".. autofunction:: {full}\n")
         else:
-            lines = [f".. py:data:: {full}"]
+            # the bare name: the page's py:module gives the module
+            lines = [f".. py:data:: {e.name}"]
             text = _repr(obj)
             if len(text) <= MAX_VALUE_CHARS and "\n" not in text:
                 lines.append(f"   :value: {text}")
@@ -496,6 +497,8 @@ def write_pages(outdir: str | Path, roots: tuple[str, ...] = ROOTS) -> dict[str,
 _HOMES: dict[int, str] = {}
 #: ``{re-exported dotted name: documented dotted name}`` of the current build.
 _ALIASES: dict[str, str] = {}
+#: Every documented dotted name the reference's tables link to.
+_TARGETS: set[str] = set()
 
 
 def aliases(all_entries: dict[str, list[Entry]]) -> dict[str, str]:
@@ -538,6 +541,18 @@ def _process_bases(app: Any, name: str, obj: Any, options: Any, bases: list) -> 
     bases[:] = [f":py:class:`{b}`" for b in _public_bases(obj, _HOMES)]
 
 
+def _quiet_docstrings(app: Any, domain: Any, node: Any) -> bool | None:
+    """Keep the docstrings' unresolved references silent on the API pages.
+
+    The library's docstrings refer to names loosely (``:class:`Measurement```); on the
+    ``api/`` pages such references stay plain text. The tables' own links, to the
+    documented targets, are not silenced: one that does not resolve fails the build.
+    """
+    if not node.get("refdoc", "").startswith(API_DIR + "/"):
+        return None
+    return None if node.get("reftarget") in _TARGETS else True
+
+
 def _builder_inited(app: Any) -> None:
     write_pages(Path(app.srcdir) / API_DIR)
     all_entries = entries(public_modules())  # the modules are imported by now: quick
@@ -545,10 +560,12 @@ def _builder_inited(app: Any) -> None:
     _HOMES.update(class_homes(all_entries))
     _ALIASES.clear()
     _ALIASES.update(aliases(all_entries))
+    _TARGETS.clear()
+    _TARGETS.update(e.target for rows in all_entries.values() for e in rows)
 
 
 def setup(app: Any) -> dict[str, Any]:
-    """Register the page writer with Sphinx.
+    """Register the page writer and the reference handlers with Sphinx.
 
     Parameters
     ----------
@@ -558,4 +575,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _builder_inited)
     app.connect("autodoc-process-bases", _process_bases)
     app.connect("missing-reference", _resolve_alias)
+    app.connect("warn-missing-reference", _quiet_docstrings)
     return {"version": "1", "parallel_read_safe": True}
