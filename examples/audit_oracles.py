@@ -208,10 +208,10 @@ def parse_args(argv=None):
 # Results
 # -------
 # The six oracles are consistent with their claim, and tightly so: their lower bounds
-# sit just below :math:`\varepsilon`. Both broken privatizers are refuted: the
-# reordered SS reports the pair "own item, other item" in that order only for users
-# holding the first item, so its estimate is infinite; GRR at :math:`2\varepsilon` is
-# bounded near :math:`2\varepsilon`.
+# sit just below :math:`\varepsilon`. Both broken privatizers are refuted. A report of
+# the reordering SS that lists an item before a smaller one can only come from a user
+# holding that item, so some event never occurs under the other input and the estimate
+# is infinite; GRR at :math:`2\varepsilon` is bounded near :math:`2\varepsilon`.
 
 if __name__ == "__main__":
     main(parse_args())
