@@ -10,13 +10,13 @@ window; matplotlib is imported on first use.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bayesldp.io import atomic_open
+from bayesldp._io import atomic_open
 
 __all__ = [
     "dataset_note",
@@ -26,7 +26,6 @@ __all__ = [
     "method_panels",
     "method_style",
     "new_figure",
-    "plot_vs_eps",
     "save_figure",
     "two_panel_rows",
 ]
@@ -200,16 +199,15 @@ def dataset_note(dataset: str, n=None, d=None) -> str:
     Parameters
     ----------
     dataset : str
-        A dataset name (with its options, as :func:`bayesldp.datasets.parse_dataset`
-        reads it); an unknown one is shown as it is.
+        A dataset spec (as :func:`bayesldp.datasets.get_dataset` reads it); an unknown
+        one is shown as it is.
     n, d : int, optional
         Number of users and items; shown only when both are given.
     """
-    from bayesldp.datasets import DATASETS, parse_dataset
+    from bayesldp.datasets._registry import dataset_spec
 
     try:
-        name = parse_dataset(dataset)[0]
-        parts = [DATASETS[name].note]
+        parts = [dataset_spec(dataset).note]
     except ValueError:
         parts = [dataset]
     if n is not None and d is not None:
@@ -303,29 +301,6 @@ def two_panel_rows(
     fig.tight_layout()
     save_figure(fig, path)
     return summary
-
-
-def plot_vs_eps(metric: str, ylabel: str) -> Callable[[pd.DataFrame, Path], pd.DataFrame]:
-    """Return a plot function: ``metric`` against eps, one row of two panels per dataset.
-
-    Parameters
-    ----------
-    metric : str
-        The metric plotted.
-    ylabel : str
-        Label of the vertical axis.
-
-    Returns
-    -------
-    callable
-        ``plot(results, folder)``: draws ``folder / "figure.png"`` with
-        :func:`two_panel_rows` and returns its means.
-    """
-
-    def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
-        return two_panel_rows(results, metric, "epsilon", folder / "figure.png", ylabel, "epsilon")
-
-    return plot
 
 
 def dot_plot(

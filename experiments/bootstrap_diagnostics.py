@@ -19,23 +19,21 @@ Zipf s = 1.5, d = 1024, n = 1e6, OUE, eps = 1, 10 runs. Seeding as in the first 
 repetition ``r`` is seeded with ``SeedSequence([seed, r])``, whose first two children
 simulate the oracle and draw the queries; the third seeds the bootstrap replicates.
 
-Run ``bayesldp experiment bootstrap_diagnostics`` (or ``python
-experiments/bootstrap_diagnostics.py``); ``--replicates`` changes B.
+Run ``bayesldp experiment bootstrap_diagnostics``; ``--replicates`` changes B.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import intervals, metrics
-from bayesldp.io import atomic_open, markdown_table, write_csv
+from bayesldp._io import atomic_open, markdown_table, write_csv
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import postprocess
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, rep_seed, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 METHODS = ("norm-sub", "norm-hyb", "mle", "base-pos", "power-ns")
 BINS = [-np.inf, 1e-300, 1, 2, 4, 6, 8, np.inf]
@@ -48,7 +46,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Coverage counts by world, and per-item coverage by z = answer / sd."""
     truth, d = dataset.frequencies, dataset.d
     sim, qry, bseq = seq.spawn(3)
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    m = task.simulate(dataset, np.random.default_rng(sim))
     qrng = np.random.default_rng(qry)
     n_queries = min(task.params["queries"], d)
     top = np.lexsort((np.arange(d), -truth))[:10]
@@ -189,21 +187,7 @@ EXPERIMENT = Experiment(
         params={"replicates": 50, "queries": 20},
     ),
     plot=plot,
-    seed=rep_seed,
+    seed="rep",
     group="intervals",
     options={"replicates": "parametric bootstrap replicates", "queries": "random sets and items"},
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.bootstrap_diagnostics import main
-
-    sys.exit(main())

@@ -18,15 +18,13 @@ tilting and the tilted posterior means are scored against the truth:
 beside ``power-ns`` and ``norm-sub`` (the grid's methods). Seeding as in the first
 version of this study: repetition ``r`` simulates with ``default_rng([seed, r])``.
 
-Run ``bayesldp experiment consistent_priors`` (or ``python
-experiments/consistent_priors.py``); ``summary.csv`` holds the mean of every metric per
-prior and method, ``figure.png`` the MSE of each repetition.
+Run ``bayesldp experiment consistent_priors``; ``summary.csv`` holds the mean of every
+metric per prior and method, ``figure.png`` the MSE of each repetition.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from pathlib import Path
 
@@ -38,7 +36,7 @@ from scipy.special import logsumexp
 from bayesldp import metrics
 from bayesldp.models import lomax as S
 from bayesldp.plotting import dot_plot
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, rep_seed, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")
@@ -96,7 +94,7 @@ def _fit(problem: S.Problem, family: str, start, with_total: bool):
 def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: each prior family's tilted posterior mean, and the baselines."""
     truth = dataset.frequencies
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(seq))
+    m = task.simulate(dataset, np.random.default_rng(seq))
     problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
     est, params, notes = {}, {}, {}
 
@@ -163,20 +161,6 @@ EXPERIMENT = Experiment(
     grid=Grid(("zipf",), (1.0,), reps=8, methods=BASELINES),
     quick=Grid(("zipf:d=128,n=100000",), (1.0,), reps=2, methods=BASELINES),
     plot=plot,
-    seed=rep_seed,
+    seed="rep",
     group="bayes",
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.consistent_priors import main
-
-    sys.exit(main())

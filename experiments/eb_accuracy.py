@@ -34,12 +34,11 @@ Seeding as in the study's first script: the measurement of (dataset, eps, rep) c
 from the first child of ``SeedSequence(seed, spawn_key=(crc32(dataset), round(1000 *
 eps), rep))``, the query sets from the second.
 
-Run ``bayesldp experiment eb_accuracy`` (or ``python experiments/eb_accuracy.py``).
+Run ``bayesldp experiment eb_accuracy``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -50,20 +49,12 @@ import pandas as pd
 
 from bayesldp import empirical_bayes as eb
 from bayesldp import intervals, metrics
+from bayesldp._io import atomic_open, markdown_table, write_csv
 from bayesldp.experiments.interval_coverage import runnable_methods
-from bayesldp.io import atomic_open, markdown_table, write_csv
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import parse_method
-from bayesldp.runner import (
-    Config,
-    Experiment,
-    Grid,
-    Row,
-    Task,
-    apply_methods,
-    method_seed,
-    simulate,
-)
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
+from bayesldp.runner._seeding import method_seed
 
 METHODS = ("eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "bayes-consistent")
 #: The rivals eb-npmle is compared with in targets.csv.
@@ -102,7 +93,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     p = task.params
     truth, d = dataset.frequencies, dataset.d
     m_seq, q_seq = seq.spawn(2)
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(m_seq))
+    m = task.simulate(dataset, np.random.default_rng(m_seq))
     query_seed = int(np.random.default_rng(q_seq).integers(2**62))
     top = np.lexsort((np.arange(d), -truth))[:10]
     rest = np.setdiff1d(np.arange(d), top)
@@ -368,17 +359,3 @@ EXPERIMENT = Experiment(
     },
     check=check,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.eb_accuracy import main
-
-    sys.exit(main())

@@ -2,12 +2,11 @@
 
 us_cities: the papers' fixed sets (US states, census regions and divisions); Zipf has
 none, so it gets a fixed random partition into 50 sets. Run ``bayesldp experiment
-fixed_set`` or ``python experiments/fixed_set.py [--quick] [--out DIR]``.
+fixed_set``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -89,17 +88,3 @@ EXPERIMENT = Experiment(
     quick=Grid(("us_cities", "zipf"), EPS_QUICK, reps=2, real_reps=1),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.fixed_set import main
-
-    sys.exit(main())

@@ -3,12 +3,11 @@
 A heavy hitter is an item whose true frequency is at least the threshold; methods
 report the items whose estimate is. ``oue-zero`` (Base-Cut with alpha = 0.05,
 Calibrate's baseline) runs beside the default methods. Run ``bayesldp experiment
-heavy_hitters`` or ``python experiments/heavy_hitters.py [--quick] [--out DIR]``.
+heavy_hitters``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -80,17 +79,3 @@ EXPERIMENT = Experiment(
     ),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.heavy_hitters import main
-
-    sys.exit(main())

@@ -1,13 +1,11 @@
 """Random set-value MSE against the set size rho (long paper Fig. 5-6).
 
 Sets of rho% of the items (10-90% and 1-10%), the same random sets for every method;
-eps = 1. Run ``bayesldp experiment set_value_mse`` or ``python
-experiments/set_value_mse.py [--quick] [--out DIR]``.
+eps = 1. Run ``bayesldp experiment set_value_mse``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -70,17 +68,3 @@ EXPERIMENT = Experiment(
     ),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.set_value_mse import main
-
-    sys.exit(main())

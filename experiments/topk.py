@@ -1,12 +1,11 @@
 """Top-k MSE against k (eps = 1) and against eps (k = 10) (long paper Fig. 7-8).
 
-Run ``bayesldp experiment topk`` or ``python experiments/topk.py [--quick] [--out DIR]``;
+Run ``bayesldp experiment topk``;
 ``figure.png`` is top-10 MSE against eps, ``figure_vs_k.png`` top-k MSE against k.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -56,17 +55,3 @@ EXPERIMENT = Experiment(
     quick=Grid(SYNTHETIC, EPS_QUICK, reps=2, real_reps=1, params={"ks": KS}),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.topk import main
-
-    sys.exit(main())
