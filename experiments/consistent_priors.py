@@ -34,7 +34,7 @@ from scipy import optimize
 from scipy.special import logsumexp
 
 from bayesldp import metrics
-from bayesldp.models import lomax as S
+from bayesldp.models import lomax
 from bayesldp.plotting import dot_plot
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
@@ -42,7 +42,7 @@ PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")
 
 
-def _log_mass(grid: S.CountGrid, family: str, theta) -> np.ndarray:
+def _log_mass(grid: lomax.CountGrid, family: str, theta) -> np.ndarray:
     x = grid.x
     if family == "power":
         (s,) = theta
@@ -60,8 +60,8 @@ def _log_mass(grid: S.CountGrid, family: str, theta) -> np.ndarray:
     return lm - logsumexp(lm)
 
 
-def _target(problem: S.Problem, log_mass: np.ndarray, with_total: bool) -> float:
-    mom = S.ItemMoments(
+def _target(problem: lomax.Problem, log_mass: np.ndarray, with_total: bool) -> float:
+    mom = lomax.ItemMoments(
         problem.grid, log_mass, problem.sigma_c, float(problem.y.min()), float(problem.y.max())
     )
     y = problem.y
@@ -72,16 +72,16 @@ def _target(problem: S.Problem, log_mass: np.ndarray, with_total: bool) -> float
     return total - 0.5 * (problem.n - mean) ** 2 / var - 0.5 * math.log(2 * math.pi * var)
 
 
-def _tilted_means(problem: S.Problem, log_mass: np.ndarray, span: float = 12.0):
+def _tilted_means(problem: lomax.Problem, log_mass: np.ndarray, span: float = 12.0):
     sc, y, n = problem.sigma_c, problem.y, problem.n
-    mom = S.ItemMoments(
+    mom = lomax.ItemMoments(
         problem.grid, log_mass, sc, float(y.min()) - span * sc, float(y.max()) + span * sc
     )
     shift = optimize.brentq(lambda h: mom.mean(y + h).sum() - n, -span * sc, span * sc)
     return mom.mean(y + shift) / n, shift / sc
 
 
-def _fit(problem: S.Problem, family: str, start, with_total: bool):
+def _fit(problem: lomax.Problem, family: str, start, with_total: bool):
     def neg(theta):
         value = _target(problem, _log_mass(problem.grid, family, theta), with_total)
         return -value if np.isfinite(value) else 1e300
@@ -95,7 +95,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: each prior family's tilted posterior mean, and the baselines."""
     truth = dataset.frequencies
     m = task.simulate(dataset, np.random.default_rng(seq))
-    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    problem = lomax.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
     est, params, notes = {}, {}, {}
 
     def fitted(name, fit):
@@ -103,7 +103,8 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = fit()
-        notes[name] = "; ".join(sorted({str(w.message)[:120] for w in caught}))
+        # whole, one warning per line, as the runner writes the methods' warnings
+        notes[name] = "\n".join(sorted({str(w.message) for w in caught}))
         return out
 
     def power_tilt():

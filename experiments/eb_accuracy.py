@@ -47,8 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayesldp import empirical_bayes as eb
-from bayesldp import intervals, metrics
+from bayesldp import empirical_bayes, intervals, metrics
 from bayesldp._io import atomic_open, markdown_table, write_csv
 from bayesldp.experiments.interval_coverage import runnable_methods
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
@@ -120,7 +119,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         for variant, kwargs in settings.items():
             start = time.perf_counter()
             try:
-                extra[variant] = eb.eb_npmle(m, uncertainty="plug-in", rng=rng(variant), **kwargs)
+                extra[variant] = empirical_bayes.eb_npmle(
+                    m, uncertainty="plug-in", rng=rng(variant), **kwargs
+                )
             except RuntimeError as err:  # the tilt to the total can be infeasible
                 extra[variant] = err
             seconds[variant], notes[variant] = time.perf_counter() - start, ""
@@ -135,7 +136,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         if method in VARIANTS:
             values["failed"] = float(isinstance(est, RuntimeError))
             if values["failed"]:
-                rows.append((method, "failed", np.nan, 1.0, seconds[method], str(est)[:120]))
+                rows.append((method, "failed", np.nan, 1.0, seconds[method], str(est)))
                 continue
         f = est.frequencies
         values["mse"] = metrics.mse(truth, est)
@@ -150,8 +151,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
             values.update(coverage(est, truth, masks10, masks50, top))
             values["seconds_draws"] = time.perf_counter() - start
             if method == "eb-npmle":
-                plug = eb.eb_npmle(m, uncertainty="plug-in", n_draws=p["n_draws"],
-                                   rng=rng("eb-npmle-plugin"))  # fmt: skip
+                plug = empirical_bayes.eb_npmle(
+                    m, uncertainty="plug-in", n_draws=p["n_draws"], rng=rng("eb-npmle-plugin")
+                )
                 plugin = coverage(plug, truth, masks10, masks50, top)
         if method == "eb-npmle":
             values.update({key: est.info[key] for key in INFO})
