@@ -7,7 +7,9 @@ and the command line's other commands never load it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
@@ -59,7 +61,7 @@ def find_experiments(package: str = EXPERIMENTS_PACKAGE) -> Mapping[str, Experim
 
 
 def get_experiment(name: str) -> Experiment:
-    """Return the experiment called ``name``.
+    """Return the experiment called ``name``, importing its module only.
 
     Parameters
     ----------
@@ -75,7 +77,10 @@ def get_experiment(name: str) -> Experiment:
     ValueError
         No experiment has that name (the message lists them).
     """
+    module_name = f"{EXPERIMENTS_PACKAGE}.{name}"
+    if re.fullmatch(r"[a-z][a-z0-9_]*", name) and importlib.util.find_spec(module_name):
+        experiment = getattr(importlib.import_module(module_name), "EXPERIMENT", None)
+        if isinstance(experiment, Experiment) and experiment.name == name:
+            return experiment
     experiments = find_experiments()
-    if name not in experiments:
-        raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(experiments)}")
-    return experiments[name]
+    raise ValueError(f"unknown experiment {name!r}; choose one of {', '.join(experiments)}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bayesldp.registry import BUILTIN, MethodSpec, method_names, parse_method
 from bayesldp.runner import build_config, get_experiment
@@ -86,3 +88,23 @@ def test_tasks_have_distinct_part_names():
     )
     tasks = make_tasks(config)
     assert len({t.key for t in tasks}) == len(tasks) == 2 * 3 * 3 * 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    epsilons=st.lists(st.floats(0.01, 10, allow_nan=False), min_size=1, max_size=3, unique_by=repr),
+    reps=st.integers(1, 4),
+    seed=st.integers(0, 2**32),
+    oracles=st.lists(
+        st.sampled_from(["GRR", "oue", "OLH", "ss"]), min_size=1, max_size=2, unique_by=str.upper
+    ),
+)
+def test_a_configuration_has_one_task_per_cell(epsilons, reps, seed, oracles):
+    config = build_config(
+        get_experiment("mae"), datasets=("zipf:d=8,n=100",), epsilons=epsilons, reps=reps,
+        seed=seed, oracles=oracles,
+    )  # fmt: skip
+    assert config.oracles == tuple(o.upper() for o in oracles) and config.seed == seed
+    tasks = make_tasks(config)
+    assert len(tasks) == len(oracles) * len(epsilons) * reps
+    assert len({(t.oracle, t.epsilon, t.rep) for t in tasks}) == len(tasks)
