@@ -68,7 +68,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         json.dump(obj, fh, indent=2, sort_keys=True, default=str)
 
 
-def write_csv(path: str | os.PathLike, frame) -> None:
+def write_csv(path: str | os.PathLike, frame: Any) -> None:
     """Write a pandas DataFrame as CSV, atomically.
 
     Parameters
@@ -82,7 +82,7 @@ def write_csv(path: str | os.PathLike, frame) -> None:
         frame.to_csv(fh, index=False)
 
 
-def markdown_table(frame) -> str:
+def markdown_table(frame: Any) -> str:
     """Format a pandas DataFrame as a Markdown table, floats to 3 significant digits.
 
     Parameters

@@ -32,6 +32,7 @@ import pandas as pd
 
 from bayesldp import metrics
 from bayesldp._io import write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.fixed_set import main_grouping
 from bayesldp.plotting import dot_plot, new_figure, save_figure
 from bayesldp.registry import method_names, parse_method
@@ -49,7 +50,7 @@ ERRORS = (
 )
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: every method's errors, and its interval coverage if Bayesian."""
     p = task.params
     truth = dataset.frequencies

@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import method_panels, method_style, new_figure, save_figure
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Run ``runs`` rounds in one task: per-rank sums of errors and squared errors."""
     f = dataset.frequencies
     order = np.lexsort((np.arange(f.size), -f))

@@ -31,6 +31,7 @@ import pandas as pd
 
 from bayesldp import intervals, metrics
 from bayesldp._io import atomic_open, markdown_table, write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import postprocess
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
@@ -42,7 +43,7 @@ WORLDS = {"own": "o", "power": "s", "truth": "D"}
 QUERIES = ("set10", "set50", "top10", "item")
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Coverage counts by world, and per-item coverage by z = answer / sd."""
     truth, d = dataset.frequencies, dataset.d
     sim, qry, bseq = seq.spawn(3)
@@ -83,13 +84,13 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
                     est, np.eye(d, dtype=bool), 0.9, "bootstrap", warn=False, bootstrap=boot
                 )
                 z = est.frequencies / sd
-                covered = (lo <= truth) & (truth <= hi)
+                covered_items = (lo <= truth) & (truth <= hi)
                 bins = np.asarray(pd.cut(z, BINS, right=False, labels=LABELS))
                 for edge, label in zip(BINS, LABELS, strict=False):
                     inside = bins == label
                     edge = max(edge, 0.0)
-                    rows.append((method, f"covered_z:{label}", edge, int(covered[inside].sum()),
-                                 sec, note))  # fmt: skip
+                    hits = int(covered_items[inside].sum())
+                    rows.append((method, f"covered_z:{label}", edge, hits, sec, note))
                     rows.append((method, f"n_z:{label}", edge, int(inside.sum()), sec, note))
     return rows
 

@@ -42,7 +42,7 @@ def query_errors(dataset, est, rng_seed) -> dict[str, dict[str, float]]:
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Errors on the true data (param 0) and on each synthetic fit (param 1, 2)."""
     seeds = seq.spawn(3 + 2 * task.params["synthetic_reps"])
     rng = np.random.default_rng(seeds[0])

@@ -34,6 +34,7 @@ from scipy import optimize
 from scipy.special import logsumexp
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.models import lomax
 from bayesldp.plotting import dot_plot
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
@@ -91,7 +92,7 @@ def _fit(problem: lomax.Problem, family: str, start, with_total: bool):
     return res.x
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: each prior family's tilted posterior mean, and the baselines."""
     truth = dataset.frequencies
     m = task.simulate(dataset, np.random.default_rng(seq))

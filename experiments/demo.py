@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, dot_plot
 from bayesldp.registry import method_names
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
@@ -28,7 +29,7 @@ METHODS = method_names(bayesian=False, needs_truth=False)
 PARAMS = {"set_percent": 50.0, "n_queries": 10, "top_k": 10}
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: simulate, then every method's full-domain, set and top-k MSE."""
     p = task.params
     rng = np.random.default_rng(seq)

@@ -49,6 +49,7 @@ import pandas as pd
 
 from bayesldp import empirical_bayes, intervals, metrics
 from bayesldp._io import atomic_open, markdown_table, write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import runnable_methods
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import parse_method
@@ -87,7 +88,7 @@ def coverage(est, truth: np.ndarray, masks10, masks50, top, prob: float = 0.9) -
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition of one cell: errors, coverage and eb-npmle's diagnostics."""
     p = task.params
     truth, d = dataset.frequencies, dataset.d

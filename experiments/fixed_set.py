@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL_REPS
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
@@ -44,7 +45,7 @@ def main_grouping(groups: dict) -> str:
     return "state" if "state" in groups else sorted(groups)[0]
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Mean squared error over each grouping's sets; ``param`` is the number of sets."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies

@@ -42,6 +42,7 @@ import pandas as pd
 
 from bayesldp import metrics
 from bayesldp._io import atomic_open, markdown_table
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import cell_seed, runnable_methods
 from bayesldp.plotting import dataset_note, method_style, new_figure, save_figure
 from bayesldp.registry import postprocess
@@ -65,7 +66,7 @@ def score(truth: np.ndarray, declared: np.ndarray, threshold: float) -> dict[str
             "family_error": int(false > 0)}  # fmt: skip
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: every rule at every threshold."""
     p = task.params
     truth = dataset.frequencies

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_QUICK, REAL_REPS
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Precision, recall and F of every method at each threshold (``param``)."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies

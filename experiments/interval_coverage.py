@@ -42,6 +42,7 @@ import pandas as pd
 
 from bayesldp import intervals, metrics
 from bayesldp._io import atomic_open, markdown_table
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, method_order, new_figure, save_figure
 from bayesldp.registry import parse_method
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
@@ -85,7 +86,7 @@ def queries(d: int, truth: np.ndarray, n_queries: int, rng) -> dict[str, np.ndar
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: coverage counts for every method, interval kind and query type."""
     p = task.params
     truth = dataset.frequencies

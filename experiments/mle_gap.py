@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp._io import atomic_open
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import two_panel_rows
 from bayesldp.registry import postprocess
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
@@ -86,7 +87,7 @@ def seed(task: Task) -> np.random.SeedSequence:
     return grid_seed(task)
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Every method on one measurement: MSE, distance to CLS and MLE, checks."""
     counts, m = draw(task.dataset, task.oracle, task.epsilon, stream(task))
     truth = counts / counts.sum()

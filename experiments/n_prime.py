@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.measurement import support_count_variance
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
@@ -25,7 +26,7 @@ def base_mse_analytic(dataset, p: float, q: float) -> float:
     return float(np.mean(var))
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Every method's MSE and n' = n * MSE_Base(n) / MSE_method.
 
     Base's (analytic) MSE is proportional to 1/n, so Base with n' users reaches the

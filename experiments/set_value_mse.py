@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import REAL_REPS, SYNTHETIC
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Set-value MSE of every method for each rho (``param``), on shared random sets."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies

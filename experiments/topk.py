@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL, REAL_REPS, SYNTHETIC
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
@@ -19,7 +20,7 @@ from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_a
 KS = (2, 4, 8, 10, 16, 32)
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """MSE of the k truly largest items (``param`` = k) of every method."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies

@@ -65,7 +65,7 @@ class Stopped(Exception):
         Tasks finished, and tasks the run had to do.
     """
 
-    def __init__(self, done: int, total: int):
+    def __init__(self, done: int, total: int) -> None:
         super().__init__(done, total)
         self.done, self.total = done, total
 

@@ -25,7 +25,7 @@ from bayesldp.datasets._registry import Dataset
 _FIMI_CHUNK = 1 << 16  # lines parsed per step
 
 
-def _parse_ints(tokens: list[bytes], lines: list[bytes], first_line: int, path: Path):
+def _parse_ints(tokens: list[bytes], lines: list[bytes], first_line: int, path: Path) -> np.ndarray:
     try:
         return np.fromiter(map(int, tokens), dtype=np.int64, count=len(tokens))
     except (ValueError, OverflowError):

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing import resource_tracker
 from typing import Any
 
@@ -143,7 +143,7 @@ def _start_without_sigint(start: Callable[[], Any]) -> Any:
 
 
 @contextlib.contextmanager
-def _sigint_ignored():
+def _sigint_ignored() -> Iterator[None]:
     """Ignore SIGINT in this block (main thread only)."""
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
