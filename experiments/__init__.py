@@ -3,11 +3,12 @@
 This folder is installed as the package ``bayesldp.experiments``. Every module that
 defines ``EXPERIMENT = Experiment(...)`` (:class:`bayesldp.runner.Experiment`) is an
 experiment named after the module, and ``bayesldp experiment NAME`` runs it: the command
-finds it by scanning this package, which only that command imports (``import bayesldp``
-never does). Modules without one (``claims.py``, ``bayes_grid.py``: reports over saved
-results; ``custom_model.py``: an example) are skipped. Adding an experiment is adding
-one module: copy ``full_domain_mse.py`` (its task, grids, plot and ``EXPERIMENT``) and
-nothing else changes: the command line, the tests and the runner pick it up.
+imports that module (``bayesldp experiment list`` scans the package); ``import bayesldp``
+never imports this package. Modules without one (``claims.py``, ``bayes_grid.py``:
+reports over saved results; ``custom_model.py``: an example) are skipped. Adding an
+experiment is adding one module: copy ``full_domain_mse.py`` (its task, grids, plot and
+``EXPERIMENT``) and nothing else changes: the command line, the tests and the runner
+pick it up.
 
 The settings shared by the papers' figures are defined here.
 """

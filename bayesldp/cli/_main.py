@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from bayesldp import __version__
 from bayesldp.cli._aggregate import add_parser as add_aggregate
 from bayesldp.cli._aggregate import run as run_aggregate
 from bayesldp.cli._audit import add_parser as add_audit
@@ -33,18 +33,10 @@ DESCRIPTION = (
 )
 
 
-def _version() -> str:
-    """Return the installed version, read without importing the numerical code."""
-    try:
-        return version("bayesldp")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
-
-
 def build_parser() -> ArgumentParser:
     """Build the ``bayesldp`` parser and its commands' parsers."""
     parser = ArgumentParser(prog="bayesldp", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"bayesldp {_version()}")
+    parser.add_argument("--version", action="version", version=f"bayesldp {__version__}")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log debug messages; tracebacks of errors"
     )
