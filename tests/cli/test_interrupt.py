@@ -23,15 +23,18 @@ GRID = ["--reps", "30", "--epsilon", "1", "--datasets", "zipf:d=2000,n=100000", 
 
 
 def _start(tmp_path: Path, extra: list[str]) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "bayesldp.cli", "experiment", "mae", *GRID]
     # A job started in the background by a non-interactive shell (`cmd &`, as CI runners
     # and nohup scripts do) inherits SIGINT ignored, and Python then installs no
     # KeyboardInterrupt handler. Ctrl-C reaches a foreground program with SIGINT at its
-    # default, so the child gets that.
+    # default, so the command gets that (set before it execs: no fork in this process).
+    default_sigint = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
+    argv = [sys.executable, "-c", default_sigint, "-m", "bayesldp.cli", "experiment", "mae"]
     return subprocess.Popen(
-        [*argv, "--out", str(tmp_path), *extra], stdout=subprocess.PIPE,
+        [*argv, *GRID, "--out", str(tmp_path), *extra], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
 
 
