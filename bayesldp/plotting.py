@@ -10,29 +10,28 @@ window; matplotlib is imported on first use.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from bayesldp.io import atomic_open
+from bayesldp._io import atomic_open
 
 __all__ = [
     "dataset_note",
     "dot_plot",
-    "draw_lines",
     "method_order",
     "method_panels",
     "method_style",
     "new_figure",
-    "plot_vs_eps",
     "save_figure",
     "two_panel_rows",
 ]
 
 
-def save_figure(fig, path: str | os.PathLike) -> None:
+def save_figure(fig: Any, path: str | os.PathLike) -> None:
     """Save ``fig`` atomically, in the format its suffix names.
 
     Parameters
@@ -47,7 +46,9 @@ def save_figure(fig, path: str | os.PathLike) -> None:
         fig.savefig(fh, format=fmt, dpi=120)
 
 
-def new_figure(rows: int, cols: int = 2, width: float = 11, row_height: float = 3.4):
+def new_figure(
+    rows: int, cols: int = 2, width: float = 11, row_height: float = 3.4
+) -> tuple[Any, np.ndarray]:
     """Return a bare Figure (no pyplot: nothing global to close) and its ``rows x cols`` axes.
 
     Parameters
@@ -74,7 +75,7 @@ def new_figure(rows: int, cols: int = 2, width: float = 11, row_height: float = 
     return fig, axes
 
 
-def method_style(method: str) -> dict:
+def method_style(method: str) -> dict[str, Any]:
     """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy.
 
     Colours follow the registration order of :mod:`bayesldp.registry`: the first ten
@@ -132,14 +133,14 @@ def method_order(methods: Sequence[str]) -> list[str]:
     methods = list(dict.fromkeys(methods))
     rank = {name: i for i, name in enumerate(method_names())}
 
-    def key(m: str) -> tuple:
+    def key(m: str) -> tuple[bool, int, str, int]:
         base, _, backend = m.partition("@")
         return (base not in rank, rank.get(base, 0), backend, methods.index(m))
 
     return sorted(methods, key=key)
 
 
-def method_panels(methods) -> tuple[list[str], list[str]]:
+def method_panels(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     """Split methods into the papers' panels: baselines left, the rest right, in registry order.
 
     Parameters
@@ -164,7 +165,14 @@ def method_panels(methods) -> tuple[list[str], list[str]]:
     return left, right
 
 
-def draw_lines(ax, frame: pd.DataFrame, x: str, methods, logy=True, logx=False) -> None:
+def _draw_lines(
+    ax: Any,
+    frame: pd.DataFrame,
+    x: str,
+    methods: Iterable[str],
+    logy: bool = True,
+    logx: bool = False,
+) -> None:
     """One line per method of ``frame``'s mean ``value`` against column ``x``.
 
     Parameters
@@ -194,22 +202,21 @@ def draw_lines(ax, frame: pd.DataFrame, x: str, methods, logy=True, logx=False) 
     ax.grid(alpha=0.3)
 
 
-def dataset_note(dataset: str, n=None, d=None) -> str:
+def dataset_note(dataset: str, n: int | None = None, d: int | None = None) -> str:
     """``"real: English word frequencies (wordfreq); n = 1,000,000, d = 42,178"``.
 
     Parameters
     ----------
     dataset : str
-        A dataset name (with its options, as :func:`bayesldp.datasets.parse_dataset`
-        reads it); an unknown one is shown as it is.
+        A dataset spec (as :func:`bayesldp.datasets.get_dataset` reads it); an unknown
+        one is shown as it is.
     n, d : int, optional
         Number of users and items; shown only when both are given.
     """
-    from bayesldp.datasets import DATASETS, parse_dataset
+    from bayesldp.datasets._registry import dataset_spec
 
     try:
-        name = parse_dataset(dataset)[0]
-        parts = [DATASETS[name].note]
+        parts = [dataset_spec(dataset).note]
     except ValueError:
         parts = [dataset]
     if n is not None and d is not None:
@@ -291,7 +298,7 @@ def two_panel_rows(
         frame = summary[summary[row_key] == key]
         for j, methods in enumerate((left, right)):
             ax = axes[i, j]
-            draw_lines(ax, frame, x, methods, logy=logy, logx=logx)
+            _draw_lines(ax, frame, x, methods, logy=logy, logx=logx)
             note = notes.get(key)
             ax.set_title(f"{key}\n{note}" if note else f"{key}", fontsize=9)
             ax.set_xlabel(xlabel)
@@ -303,29 +310,6 @@ def two_panel_rows(
     fig.tight_layout()
     save_figure(fig, path)
     return summary
-
-
-def plot_vs_eps(metric: str, ylabel: str) -> Callable[[pd.DataFrame, Path], pd.DataFrame]:
-    """Return a plot function: ``metric`` against eps, one row of two panels per dataset.
-
-    Parameters
-    ----------
-    metric : str
-        The metric plotted.
-    ylabel : str
-        Label of the vertical axis.
-
-    Returns
-    -------
-    callable
-        ``plot(results, folder)``: draws ``folder / "figure.png"`` with
-        :func:`two_panel_rows` and returns its means.
-    """
-
-    def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
-        return two_panel_rows(results, metric, "epsilon", folder / "figure.png", ylabel, "epsilon")
-
-    return plot
 
 
 def dot_plot(

@@ -2,12 +2,13 @@
 
 This folder is installed as the package ``bayesldp.experiments``. Every module that
 defines ``EXPERIMENT = Experiment(...)`` (:class:`bayesldp.runner.Experiment`) is an
-experiment named after the module: ``bayesldp experiment NAME`` finds it by scanning
-this package, and ``python experiments/NAME.py`` runs it as a script (``main(argv)``).
-Modules without one (``claims.py``, ``bayes_grid.py``: reports over saved results) are
-skipped. Adding an experiment is adding one module: copy ``full_domain_mse.py`` (its
-task, grids, plot, ``EXPERIMENT``, and the ``main`` / ``__main__`` lines at the end) and
-nothing else changes: the command line, the scripts' test and the runner pick it up.
+experiment named after the module, and ``bayesldp experiment NAME`` runs it: the command
+imports that module (``bayesldp experiment list`` scans the package); ``import bayesldp``
+never imports this package. Modules without one (``claims.py``, ``bayes_grid.py``:
+reports over saved results; ``custom_model.py``: an example) are skipped. Adding an
+experiment is adding one module: copy ``full_domain_mse.py`` (its task, grids, plot and
+``EXPERIMENT``) and nothing else changes: the command line, the tests and the runner
+pick it up.
 
 The settings shared by the papers' figures are defined here.
 """
@@ -18,7 +19,6 @@ EPS_QUICK = (0.5, 1.0, 2.0)
 #: The papers' synthetic datasets and the real ones standing in for theirs.
 SYNTHETIC = ("zipf", "beta")
 REAL = ("wordfreq", "us_cities")
-#: Repetitions of the real datasets in the papers' grids. Measured in one process: a
-#: wordfreq task (d = 42,178) takes 0.1-0.3 s, a us_cities task ~0.2 s, so the real data
-#: get the papers' 30 repetitions too.
+#: Repetitions of the real datasets in the papers' grids: the papers' 30, as for the
+#: synthetic data.
 REAL_REPS = 30

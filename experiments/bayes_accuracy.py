@@ -19,33 +19,24 @@ the 85-95% band) and ``figure.png`` (a dot plot of the errors over the repetitio
 Seeding as in the first version of this study: repetition ``r`` simulates with
 ``default_rng([seed, r])`` and draws its query sets from the same generator.
 
-Run ``bayesldp experiment bayes_accuracy`` (or ``python experiments/bayes_accuracy.py``);
+Run ``bayesldp experiment bayes_accuracy``;
 ``--reps``, ``--draws``, ``--tune`` and ``--queries`` change the setting.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp._io import write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.fixed_set import main_grouping
-from bayesldp.io import write_csv
 from bayesldp.plotting import dot_plot, new_figure, save_figure
 from bayesldp.registry import method_names, parse_method
-from bayesldp.runner import (
-    Config,
-    Experiment,
-    Grid,
-    Row,
-    Task,
-    apply_methods,
-    rep_seed,
-    simulate,
-)
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
 
 #: The comparison of paper/bayes.md: the best NumPy methods and the two Bayesian models.
 METHODS = ("norm-sub", "norm-hyb", "power", "power-ns", "bayes-power", "bayes-consistent")
@@ -59,12 +50,12 @@ ERRORS = (
 )
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: every method's errors, and its interval coverage if Bayesian."""
     p = task.params
     truth = dataset.frequencies
     rng = np.random.default_rng(seq)
-    m = simulate(dataset, task.oracle, task.epsilon, rng)
+    m = task.simulate(dataset, rng)
     query_seed = int(rng.integers(2**31))
     top10 = np.argsort(-truth, kind="stable")[:10]
     options = method_options(task.methods, dataset, {"draws": p["draws"], "tune": p["tune"]})
@@ -226,7 +217,7 @@ EXPERIMENT = Experiment(
         params={"queries": 10, "draws": 100, "tune": 100},
     ),
     plot=plot,
-    seed=rep_seed,
+    seed="rep",
     group="bayes",
     options={
         "queries": "random subsets per set size",
@@ -235,17 +226,3 @@ EXPERIMENT = Experiment(
     },
     check=check,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.bayes_accuracy import main
-
-    sys.exit(main())

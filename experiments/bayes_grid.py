@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesldp.io import markdown_table, write_csv
+from bayesldp._io import markdown_table, write_csv
 
 #: (first, second): "is first better than second?" The cvxpy rows check that the exact
 #: convex programs and the closed forms give the same estimates' errors.

@@ -2,22 +2,22 @@
 
 Each task runs ``runs`` rounds and returns per-rank sums of errors and squared errors;
 the plot pools the tasks (10 x 30 = 300 runs by default, the paper used 5000). Run
-``bayesldp experiment bias_variance`` or ``python experiments/bias_variance.py``.
+``bayesldp experiment bias_variance``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import method_panels, method_style, new_figure, save_figure
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Run ``runs`` rounds in one task: per-rank sums of errors and squared errors."""
     f = dataset.frequencies
     order = np.lexsort((np.arange(f.size), -f))
@@ -96,17 +96,3 @@ EXPERIMENT = Experiment(
     quick=Grid(("zipf",), (1.0,), reps=2, real_reps=10, params={"runs": 5, "ranks": 100}),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.bias_variance import main
-
-    sys.exit(main())

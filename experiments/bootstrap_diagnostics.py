@@ -19,23 +19,22 @@ Zipf s = 1.5, d = 1024, n = 1e6, OUE, eps = 1, 10 runs. Seeding as in the first 
 repetition ``r`` is seeded with ``SeedSequence([seed, r])``, whose first two children
 simulate the oracle and draw the queries; the third seeds the bootstrap replicates.
 
-Run ``bayesldp experiment bootstrap_diagnostics`` (or ``python
-experiments/bootstrap_diagnostics.py``); ``--replicates`` changes B.
+Run ``bayesldp experiment bootstrap_diagnostics``; ``--replicates`` changes B.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import intervals, metrics
-from bayesldp.io import atomic_open, markdown_table, write_csv
+from bayesldp._io import atomic_open, markdown_table, write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import postprocess
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, rep_seed, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 METHODS = ("norm-sub", "norm-hyb", "mle", "base-pos", "power-ns")
 BINS = [-np.inf, 1e-300, 1, 2, 4, 6, 8, np.inf]
@@ -44,11 +43,11 @@ WORLDS = {"own": "o", "power": "s", "truth": "D"}
 QUERIES = ("set10", "set50", "top10", "item")
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Coverage counts by world, and per-item coverage by z = answer / sd."""
     truth, d = dataset.frequencies, dataset.d
     sim, qry, bseq = seq.spawn(3)
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    m = task.simulate(dataset, np.random.default_rng(sim))
     qrng = np.random.default_rng(qry)
     n_queries = min(task.params["queries"], d)
     top = np.lexsort((np.arange(d), -truth))[:10]
@@ -85,13 +84,13 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
                     est, np.eye(d, dtype=bool), 0.9, "bootstrap", warn=False, bootstrap=boot
                 )
                 z = est.frequencies / sd
-                covered = (lo <= truth) & (truth <= hi)
+                covered_items = (lo <= truth) & (truth <= hi)
                 bins = np.asarray(pd.cut(z, BINS, right=False, labels=LABELS))
                 for edge, label in zip(BINS, LABELS, strict=False):
                     inside = bins == label
                     edge = max(edge, 0.0)
-                    rows.append((method, f"covered_z:{label}", edge, int(covered[inside].sum()),
-                                 sec, note))  # fmt: skip
+                    hits = int(covered_items[inside].sum())
+                    rows.append((method, f"covered_z:{label}", edge, hits, sec, note))
                     rows.append((method, f"n_z:{label}", edge, int(inside.sum()), sec, note))
     return rows
 
@@ -189,21 +188,7 @@ EXPERIMENT = Experiment(
         params={"replicates": 50, "queries": 20},
     ),
     plot=plot,
-    seed=rep_seed,
+    seed="rep",
     group="intervals",
     options={"replicates": "parametric bootstrap replicates", "queries": "random sets and items"},
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.bootstrap_diagnostics import main
-
-    sys.exit(main())

@@ -4,13 +4,11 @@ The estimate is made consistent (Norm-Sub or PowerNS), a synthetic dataset with 
 same n and fixed sets is drawn from it, the collection is simulated on it
 ``synthetic_reps`` times, and each method's error is measured against the synthetic
 truth; the method with the lowest synthetic error is compared with the best method on
-the true data. Run ``bayesldp experiment choose_method`` or ``python
-experiments/choose_method.py [--quick] [--out DIR]``.
+the true data. Run ``bayesldp experiment choose_method``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +20,7 @@ from bayesldp.experiments import SYNTHETIC
 from bayesldp.experiments.fixed_set import dataset_groups, main_grouping
 from bayesldp.plotting import new_figure, save_figure
 from bayesldp.registry import postprocess
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 #: Consistent methods whose estimate the synthetic dataset is drawn from (param codes).
 FITS = ((1.0, "norm-sub"), (2.0, "power-ns"))
@@ -44,11 +42,11 @@ def query_errors(dataset, est, rng_seed) -> dict[str, dict[str, float]]:
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Errors on the true data (param 0) and on each synthetic fit (param 1, 2)."""
     seeds = seq.spawn(3 + 2 * task.params["synthetic_reps"])
     rng = np.random.default_rng(seeds[0])
-    m = simulate(dataset, task.oracle, task.epsilon, rng)
+    m = task.simulate(dataset, rng)
     est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     rows: list[Row] = []
     for query, vals in query_errors(dataset, est, seeds[1]).items():
@@ -68,7 +66,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         start = 3 + (int(code) - 1) * reps
         for child in seeds[start : start + reps]:
             r = np.random.default_rng(child)
-            sm = simulate(synth, task.oracle, task.epsilon, r)
+            sm = task.simulate(synth, r)
             sest, _, _ = apply_methods(sm, task.methods, child)
             for query, vals in query_errors(synth, sest, child).items():
                 for k, v in vals.items():
@@ -154,17 +152,3 @@ EXPERIMENT = Experiment(
     quick=Grid(("zipf",), (1.0,), reps=1, real_reps=10, params={"synthetic_reps": 1}),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.choose_method import main
-
-    sys.exit(main())

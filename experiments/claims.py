@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesldp.io import markdown_table, write_csv
+from bayesldp._io import markdown_table, write_csv
 
 
 def _load(folder: Path, name: str) -> pd.DataFrame | None:

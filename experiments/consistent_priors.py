@@ -18,15 +18,13 @@ tilting and the tilted posterior means are scored against the truth:
 beside ``power-ns`` and ``norm-sub`` (the grid's methods). Seeding as in the first
 version of this study: repetition ``r`` simulates with ``default_rng([seed, r])``.
 
-Run ``bayesldp experiment consistent_priors`` (or ``python
-experiments/consistent_priors.py``); ``summary.csv`` holds the mean of every metric per
-prior and method, ``figure.png`` the MSE of each repetition.
+Run ``bayesldp experiment consistent_priors``; ``summary.csv`` holds the mean of every
+metric per prior and method, ``figure.png`` the MSE of each repetition.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from pathlib import Path
 
@@ -36,15 +34,16 @@ from scipy import optimize
 from scipy.special import logsumexp
 
 from bayesldp import metrics
-from bayesldp.models import lomax as S
+from bayesldp.datasets import Dataset
+from bayesldp.models import lomax
 from bayesldp.plotting import dot_plot
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, rep_seed, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")
 
 
-def _log_mass(grid: S.CountGrid, family: str, theta) -> np.ndarray:
+def _log_mass(grid: lomax.CountGrid, family: str, theta) -> np.ndarray:
     x = grid.x
     if family == "power":
         (s,) = theta
@@ -62,8 +61,8 @@ def _log_mass(grid: S.CountGrid, family: str, theta) -> np.ndarray:
     return lm - logsumexp(lm)
 
 
-def _target(problem: S.Problem, log_mass: np.ndarray, with_total: bool) -> float:
-    mom = S.ItemMoments(
+def _target(problem: lomax.Problem, log_mass: np.ndarray, with_total: bool) -> float:
+    mom = lomax.ItemMoments(
         problem.grid, log_mass, problem.sigma_c, float(problem.y.min()), float(problem.y.max())
     )
     y = problem.y
@@ -74,16 +73,16 @@ def _target(problem: S.Problem, log_mass: np.ndarray, with_total: bool) -> float
     return total - 0.5 * (problem.n - mean) ** 2 / var - 0.5 * math.log(2 * math.pi * var)
 
 
-def _tilted_means(problem: S.Problem, log_mass: np.ndarray, span: float = 12.0):
+def _tilted_means(problem: lomax.Problem, log_mass: np.ndarray, span: float = 12.0):
     sc, y, n = problem.sigma_c, problem.y, problem.n
-    mom = S.ItemMoments(
+    mom = lomax.ItemMoments(
         problem.grid, log_mass, sc, float(y.min()) - span * sc, float(y.max()) + span * sc
     )
     shift = optimize.brentq(lambda h: mom.mean(y + h).sum() - n, -span * sc, span * sc)
     return mom.mean(y + shift) / n, shift / sc
 
 
-def _fit(problem: S.Problem, family: str, start, with_total: bool):
+def _fit(problem: lomax.Problem, family: str, start, with_total: bool):
     def neg(theta):
         value = _target(problem, _log_mass(problem.grid, family, theta), with_total)
         return -value if np.isfinite(value) else 1e300
@@ -93,11 +92,11 @@ def _fit(problem: S.Problem, family: str, start, with_total: bool):
     return res.x
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: each prior family's tilted posterior mean, and the baselines."""
     truth = dataset.frequencies
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(seq))
-    problem = S.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    m = task.simulate(dataset, np.random.default_rng(seq))
+    problem = lomax.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
     est, params, notes = {}, {}, {}
 
     def fitted(name, fit):
@@ -105,7 +104,8 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = fit()
-        notes[name] = "; ".join(sorted({str(w.message)[:120] for w in caught}))
+        # whole, one warning per line, as the runner writes the methods' warnings
+        notes[name] = "\n".join(sorted({str(w.message) for w in caught}))
         return out
 
     def power_tilt():
@@ -163,20 +163,6 @@ EXPERIMENT = Experiment(
     grid=Grid(("zipf",), (1.0,), reps=8, methods=BASELINES),
     quick=Grid(("zipf:d=128,n=100000",), (1.0,), reps=2, methods=BASELINES),
     plot=plot,
-    seed=rep_seed,
+    seed="rep",
     group="bayes",
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.consistent_priors import main
-
-    sys.exit(main())

@@ -3,8 +3,7 @@
 Zipf s = 1.5, d = 1024, n = 10^6, eps = 1, OUE, 5 repetitions: full-domain, 50%-set and
 top-10 MSE of each method, drawn as a dot plot (every repetition, the mean, the range).
 ``bayesldp demo`` runs it (``--bayes`` adds the Bayesian models that take seconds, not
-minutes, per fit: :func:`bayesldp.runner.bayes_methods`); so do ``bayesldp
-experiment demo`` and ``python experiments/demo.py`` with the runner's options.
+minutes, per fit); so does ``bayesldp experiment demo``, with the runner's options.
 
 Seeding as in the first demo: repetition ``r`` uses child ``r`` of
 ``SeedSequence(seed)`` for the simulation and then the query sets.
@@ -12,26 +11,17 @@ Seeding as in the first demo: repetition ``r`` uses child ``r`` of
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, dot_plot
 from bayesldp.registry import method_names
-from bayesldp.runner import (
-    Config,
-    Experiment,
-    Grid,
-    Row,
-    Task,
-    apply_methods,
-    load_dataset,
-    simulate,
-    spawn_seed,
-)
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
+from bayesldp.runner._datasets import load_dataset
 
 #: The demo's methods: every NumPy method usable on real data (no Bayesian model, no
 #: reference that needs the truth).
@@ -39,11 +29,11 @@ METHODS = method_names(bayesian=False, needs_truth=False)
 PARAMS = {"set_percent": 50.0, "n_queries": 10, "top_k": 10}
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: simulate, then every method's full-domain, set and top-k MSE."""
     p = task.params
     rng = np.random.default_rng(seq)
-    m = simulate(dataset, task.oracle, task.epsilon, rng)
+    m = task.simulate(dataset, rng)
     query_seed = rng.integers(2**63)
     est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     f = dataset.frequencies
@@ -97,21 +87,7 @@ EXPERIMENT = Experiment(
     grid=Grid(("zipf",), (1.0,), reps=5, methods=METHODS, params=PARAMS),
     quick=Grid(("zipf:d=256,n=100000",), (1.0,), reps=2, methods=METHODS, params=PARAMS),
     plot=plot,
-    seed=spawn_seed,
+    seed="spawn",
     group="demo",
     check=check,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.demo import main
-
-    sys.exit(main())

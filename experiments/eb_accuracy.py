@@ -34,12 +34,11 @@ Seeding as in the study's first script: the measurement of (dataset, eps, rep) c
 from the first child of ``SeedSequence(seed, spawn_key=(crc32(dataset), round(1000 *
 eps), rep))``, the query sets from the second.
 
-Run ``bayesldp experiment eb_accuracy`` (or ``python experiments/eb_accuracy.py``).
+Run ``bayesldp experiment eb_accuracy``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -48,22 +47,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayesldp import empirical_bayes as eb
-from bayesldp import intervals, metrics
+from bayesldp import empirical_bayes, intervals, metrics
+from bayesldp._io import atomic_open, markdown_table, write_csv
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import runnable_methods
-from bayesldp.io import atomic_open, markdown_table, write_csv
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
 from bayesldp.registry import parse_method
-from bayesldp.runner import (
-    Config,
-    Experiment,
-    Grid,
-    Row,
-    Task,
-    apply_methods,
-    method_seed,
-    simulate,
-)
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
+from bayesldp.runner._seeding import method_seed
 
 METHODS = ("eb-npmle", "oracle-bayes", "power-ns", "norm-sub", "bayes-consistent")
 #: The rivals eb-npmle is compared with in targets.csv.
@@ -97,12 +88,12 @@ def coverage(est, truth: np.ndarray, masks10, masks50, top, prob: float = 0.9) -
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition of one cell: errors, coverage and eb-npmle's diagnostics."""
     p = task.params
     truth, d = dataset.frequencies, dataset.d
     m_seq, q_seq = seq.spawn(2)
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(m_seq))
+    m = task.simulate(dataset, np.random.default_rng(m_seq))
     query_seed = int(np.random.default_rng(q_seq).integers(2**62))
     top = np.lexsort((np.arange(d), -truth))[:10]
     rest = np.setdiff1d(np.arange(d), top)
@@ -129,7 +120,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         for variant, kwargs in settings.items():
             start = time.perf_counter()
             try:
-                extra[variant] = eb.eb_npmle(m, uncertainty="plug-in", rng=rng(variant), **kwargs)
+                extra[variant] = empirical_bayes.eb_npmle(
+                    m, uncertainty="plug-in", rng=rng(variant), **kwargs
+                )
             except RuntimeError as err:  # the tilt to the total can be infeasible
                 extra[variant] = err
             seconds[variant], notes[variant] = time.perf_counter() - start, ""
@@ -144,7 +137,7 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
         if method in VARIANTS:
             values["failed"] = float(isinstance(est, RuntimeError))
             if values["failed"]:
-                rows.append((method, "failed", np.nan, 1.0, seconds[method], str(est)[:120]))
+                rows.append((method, "failed", np.nan, 1.0, seconds[method], str(est)))
                 continue
         f = est.frequencies
         values["mse"] = metrics.mse(truth, est)
@@ -159,8 +152,9 @@ def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
             values.update(coverage(est, truth, masks10, masks50, top))
             values["seconds_draws"] = time.perf_counter() - start
             if method == "eb-npmle":
-                plug = eb.eb_npmle(m, uncertainty="plug-in", n_draws=p["n_draws"],
-                                   rng=rng("eb-npmle-plugin"))  # fmt: skip
+                plug = empirical_bayes.eb_npmle(
+                    m, uncertainty="plug-in", n_draws=p["n_draws"], rng=rng("eb-npmle-plugin")
+                )
                 plugin = coverage(plug, truth, masks10, masks50, top)
         if method == "eb-npmle":
             values.update({key: est.info[key] for key in INFO})
@@ -368,17 +362,3 @@ EXPERIMENT = Experiment(
     },
     check=check,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.eb_accuracy import main
-
-    sys.exit(main())

@@ -2,17 +2,17 @@
 
 us_cities: the papers' fixed sets (US states, census regions and divisions); Zipf has
 none, so it gets a fixed random partition into 50 sets. Run ``bayesldp experiment
-fixed_set`` or ``python experiments/fixed_set.py [--quick] [--out DIR]``.
+fixed_set``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL_REPS
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
@@ -45,7 +45,7 @@ def main_grouping(groups: dict) -> str:
     return "state" if "state" in groups else sorted(groups)[0]
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Mean squared error over each grouping's sets; ``param`` is the number of sets."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies
@@ -89,17 +89,3 @@ EXPERIMENT = Experiment(
     quick=Grid(("us_cities", "zipf"), EPS_QUICK, reps=2, real_reps=1),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.fixed_set import main
-
-    sys.exit(main())

@@ -28,13 +28,12 @@ Seeding as in the study's first script: the cell (dataset, eps, rep) is seeded w
 ``SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``, whose first child
 simulates the oracle.
 
-Run ``bayesldp experiment heavy_hitter_fwer`` (or ``python
-experiments/heavy_hitter_fwer.py``); ``--alpha`` and ``--bayes-reps`` change the setting.
+Run ``bayesldp experiment heavy_hitter_fwer``; ``--alpha`` and ``--bayes-reps`` change the
+setting.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -42,11 +41,12 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp._io import atomic_open, markdown_table
+from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import cell_seed, runnable_methods
-from bayesldp.io import atomic_open, markdown_table
 from bayesldp.plotting import dataset_note, method_style, new_figure, save_figure
 from bayesldp.registry import postprocess
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 #: The first script's methods: OUE, Calibrate's two, and the papers' best projections.
 METHODS = ("base", "oue-zero", "power", "power-ns", "norm-sub", "norm-hyb", "mle")
@@ -66,12 +66,12 @@ def score(truth: np.ndarray, declared: np.ndarray, threshold: float) -> dict[str
             "family_error": int(false > 0)}  # fmt: skip
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: every rule at every threshold."""
     p = task.params
     truth = dataset.frequencies
     sim, _ = seq.spawn(2)  # the first script's (simulation, fit) streams
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    m = task.simulate(dataset, np.random.default_rng(sim))
     methods = runnable_methods(task)
     estimates, seconds, notes = apply_methods(m, methods, seq, true_counts=dataset.counts)
     alpha = float(p["alpha"])
@@ -211,17 +211,3 @@ EXPERIMENT = Experiment(
         "bayes_reps": "repetitions that run the Bayesian (MCMC) methods",
     },
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.heavy_hitter_fwer import main
-
-    sys.exit(main())

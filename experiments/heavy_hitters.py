@@ -3,24 +3,24 @@
 A heavy hitter is an item whose true frequency is at least the threshold; methods
 report the items whose estimate is. ``oue-zero`` (Base-Cut with alpha = 0.05,
 Calibrate's baseline) runs beside the default methods. Run ``bayesldp experiment
-heavy_hitters`` or ``python experiments/heavy_hitters.py [--quick] [--out DIR]``.
+heavy_hitters``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_QUICK, REAL_REPS
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Precision, recall and F of every method at each threshold (``param``)."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies
@@ -80,17 +80,3 @@ EXPERIMENT = Experiment(
     ),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.heavy_hitters import main
-
-    sys.exit(main())

@@ -26,14 +26,12 @@ Seeding as in the study's first script: the cell (dataset, eps, rep) is seeded w
 ``SeedSequence([seed, crc32(dataset), round(1000 eps), rep])``, whose three children
 simulate the oracle, draw the query sets and seed the bootstrap.
 
-Run ``bayesldp experiment interval_coverage`` (or ``python
-experiments/interval_coverage.py``); ``--eps 0.5,1,2`` for more budgets, ``--queries``,
-``--replicates``, ``--prob`` and ``--bayes-reps`` change the setting.
+Run ``bayesldp experiment interval_coverage``; ``--epsilon 0.5,1,2`` for more budgets;
+``--queries``, ``--replicates``, ``--prob`` and ``--bayes-reps`` change the setting.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -43,10 +41,11 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import intervals, metrics
-from bayesldp.io import atomic_open, markdown_table
+from bayesldp._io import atomic_open, markdown_table
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import dataset_note, method_order, new_figure, save_figure
 from bayesldp.registry import parse_method
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 DATASETS = ("zipf", "wordfreq", "us_cities")
 #: Interval kinds, each with its marker.
@@ -87,12 +86,12 @@ def queries(d: int, truth: np.ndarray, n_queries: int, rng) -> dict[str, np.ndar
     return out
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """One repetition: coverage counts for every method, interval kind and query type."""
     p = task.params
     truth = dataset.frequencies
     sim, qseq, bseq = seq.spawn(3)
-    m = simulate(dataset, task.oracle, task.epsilon, np.random.default_rng(sim))
+    m = task.simulate(dataset, np.random.default_rng(sim))
     sets = queries(dataset.d, truth, p["queries"], np.random.default_rng(qseq))
     boot_seed = int(bseq.generate_state(1)[0])
     estimates, seconds, notes = apply_methods(
@@ -293,17 +292,3 @@ EXPERIMENT = Experiment(
         "bayes_reps": "repetitions that run the Bayesian (MCMC) methods",
     },
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.interval_coverage import main
-
-    sys.exit(main())

@@ -17,7 +17,7 @@ stream (the stream is replayed once per process, which costs a few draws per tas
 a method call), so tasks can run in any order and on any worker; a changed grid is a
 new configuration (``independent_tasks=False``).
 
-Run ``bayesldp experiment mle_gap`` (or ``python experiments/mle_gap.py``); writes
+Run ``bayesldp experiment mle_gap``; writes
 ``summary.csv``, the table ``mle_gap.md`` and ``figure.png`` (MSE against eps) from the
 saved results.
 """
@@ -25,7 +25,6 @@ saved results.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
@@ -34,10 +33,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayesldp.io import atomic_open
+from bayesldp._io import atomic_open
+from bayesldp.datasets import Dataset
 from bayesldp.plotting import two_panel_rows
 from bayesldp.registry import postprocess
-from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods, grid_seed
+from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
+from bayesldp.runner._seeding import grid_seed
 
 METHODS = ("base", "cls", "mle-apx", "mle", "ibu")
 #: Methods whose estimates the others are compared with (mean squared distance).
@@ -86,7 +87,7 @@ def seed(task: Task) -> np.random.SeedSequence:
     return grid_seed(task)
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Every method on one measurement: MSE, distance to CLS and MLE, checks."""
     counts, m = draw(task.dataset, task.oracle, task.epsilon, stream(task))
     truth = counts / counts.sum()
@@ -262,17 +263,3 @@ EXPERIMENT = Experiment(
     independent_tasks=False,
     check=check,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.mle_gap import main
-
-    sys.exit(main())

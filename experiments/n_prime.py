@@ -2,21 +2,21 @@
 
 n' = n x MSE_Base(n) / MSE_method with Base's analytic MSE (NDSS Eq. 5), so Base's own
 n' is n (a check of Eq. 5 and of the simulation). Zipf, eps = 1. Run ``bayesldp
-experiment n_prime`` or ``python experiments/n_prime.py [--quick] [--out DIR]``.
+experiment n_prime``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.measurement import support_count_variance
 from bayesldp.plotting import two_panel_rows
-from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
+from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 
 def base_mse_analytic(dataset, p: float, q: float) -> float:
@@ -26,14 +26,14 @@ def base_mse_analytic(dataset, p: float, q: float) -> float:
     return float(np.mean(var))
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Every method's MSE and n' = n * MSE_Base(n) / MSE_method.
 
     Base's (analytic) MSE is proportional to 1/n, so Base with n' users reaches the
     method's empirical MSE with n users.
     """
     rng = np.random.default_rng(seq.spawn(1)[0])
-    m = simulate(dataset, task.oracle, task.epsilon, rng)
+    m = task.simulate(dataset, rng)
     est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
     f = dataset.frequencies
     analytic = base_mse_analytic(dataset, m.p, m.q)
@@ -71,17 +71,3 @@ EXPERIMENT = Experiment(
     quick=Grid(_zipfs(100_000, 1_000_000), (1.0,), reps=2, real_reps=30),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.n_prime import main
-
-    sys.exit(main())

@@ -1,25 +1,24 @@
 """Random set-value MSE against the set size rho (long paper Fig. 5-6).
 
 Sets of rho% of the items (10-90% and 1-10%), the same random sets for every method;
-eps = 1. Run ``bayesldp experiment set_value_mse`` or ``python
-experiments/set_value_mse.py [--quick] [--out DIR]``.
+eps = 1. Run ``bayesldp experiment set_value_mse``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import REAL_REPS, SYNTHETIC
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """Set-value MSE of every method for each rho (``param``), on shared random sets."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies
@@ -70,17 +69,3 @@ EXPERIMENT = Experiment(
     ),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.set_value_mse import main
-
-    sys.exit(main())

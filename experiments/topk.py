@@ -1,18 +1,18 @@
 """Top-k MSE against k (eps = 1) and against eps (k = 10) (long paper Fig. 7-8).
 
-Run ``bayesldp experiment topk`` or ``python experiments/topk.py [--quick] [--out DIR]``;
+Run ``bayesldp experiment topk``;
 ``figure.png`` is top-10 MSE against eps, ``figure_vs_k.png`` top-k MSE against k.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.datasets import Dataset
 from bayesldp.experiments import EPS_PAPER, EPS_QUICK, REAL, REAL_REPS, SYNTHETIC
 from bayesldp.plotting import two_panel_rows
 from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_and_apply
@@ -20,7 +20,7 @@ from bayesldp.runner import Experiment, Grid, Row, Task, method_rows, simulate_a
 KS = (2, 4, 8, 10, 16, 32)
 
 
-def task(task: Task, dataset, seq: np.random.SeedSequence) -> list[Row]:
+def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
     """MSE of the k truly largest items (``param`` = k) of every method."""
     est, sec, notes = simulate_and_apply(task, dataset, seq)
     f = dataset.frequencies
@@ -56,17 +56,3 @@ EXPERIMENT = Experiment(
     quick=Grid(SYNTHETIC, EPS_QUICK, reps=2, real_reps=1, params={"ks": KS}),
     plot=plot,
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run this experiment from the command line (``--help`` lists the options)."""
-    from bayesldp.cli import experiment_main
-
-    return experiment_main(EXPERIMENT, argv)
-
-
-if __name__ == "__main__":
-    # run the installed module's main, whose functions Dask workers can import by name
-    from bayesldp.experiments.topk import main
-
-    sys.exit(main())

@@ -67,3 +67,24 @@ def run_script_rows(name: str, *args: str) -> list[dict]:
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return [json.loads(line) for line in result.stdout.strip().splitlines() if line[:1] == "{"]
+
+
+#: A tiny dataset and a few methods from both of the papers' panels, for runner tests.
+TINY_DATA = "zipf:d=48,n=20000"
+FEW_METHODS = ("base", "base-pos", "post-pos", "norm", "norm-sub", "base-cut", "norm-hyb",
+               "mle-apx", "power", "power-ns")  # fmt: skip
+
+
+def tiny_config(name: str, **overrides):
+    """Return the quick configuration of experiment ``name`` on TINY_DATA, one rep, eps 1."""
+    from bayesldp.runner import build_config, get_experiment
+
+    options = {"datasets": (TINY_DATA,), "reps": 1, "epsilons": (1.0,)}
+    options.update(overrides)
+    return build_config(get_experiment(name), "quick", **options)
+
+
+def result_values(results):
+    """Return the cells, methods, metrics and values of results rows, in a fixed order."""
+    cols = ["oracle", "dataset", "epsilon", "rep", "method", "metric", "param", "value"]
+    return results[cols].sort_values(cols[:-1]).reset_index(drop=True)

@@ -17,7 +17,7 @@ def _cheat_grr():
 
 
 def test_cli_audit_passes(capsys):
-    code = main(["audit", "oue", "--epsilon", "1", "--domain-size", "3", "--samples", "6000"])
+    code = main(["audit", "--oracle", "oue", "--epsilon", "1", "--d", "3", "--samples", "6000"])
     out, err = capsys.readouterr()
     assert code == 0
     assert out.count("\n") == 1 and "consistent with eps = 1" in out
@@ -27,7 +27,7 @@ def test_cli_audit_passes(capsys):
 
 def test_cli_audit_flags_a_violation(capsys, monkeypatch):
     monkeypatch.setitem(bayesldp.ORACLES, "GRR", _cheat_grr())
-    code = main(["audit", "GRR", "--epsilon", "1", "--domain-size", "3", "--samples", "6000"])
+    code = main(["audit", "--oracle", "GRR", "--epsilon", "1", "--d", "3", "--samples", "6000"])
     out, _ = capsys.readouterr()
     assert code == 1 and "VIOLATES eps = 1" in out
 
@@ -35,19 +35,20 @@ def test_cli_audit_flags_a_violation(capsys, monkeypatch):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["XYZ", "--epsilon", "1", "--domain-size", "4"],
-        ["GRR", "--epsilon", "0", "--domain-size", "4"],
-        ["GRR", "--epsilon", "-1", "--domain-size", "4"],
-        ["GRR", "--epsilon", "abc", "--domain-size", "4"],
-        ["GRR", "--epsilon", "1", "--domain-size", "1"],
-        ["GRR", "--epsilon", "1", "--domain-size", "4", "--samples", "1"],
-        ["GRR", "--epsilon", "1", "--domain-size", "4", "--confidence", "1.5"],
-        ["GRR", "--epsilon", "1", "--domain-size", "4", "--seed", "-3"],
+        ["--oracle", "XYZ", "--epsilon", "1", "--d", "4"],
+        ["--oracle", "GRR", "--epsilon", "0", "--d", "4"],
+        ["--oracle", "GRR", "--epsilon", "-1", "--d", "4"],
+        ["--oracle", "GRR", "--epsilon", "abc", "--d", "4"],
+        ["--oracle", "GRR", "--epsilon", "1", "--d", "1"],
+        ["--oracle", "GRR", "--epsilon", "1", "--d", "4", "--samples", "1"],
+        ["--oracle", "GRR", "--epsilon", "1", "--d", "4", "--confidence", "1.5"],
+        ["--oracle", "GRR", "--epsilon", "1", "--d", "4", "--seed", "-3"],
     ],
 )
 def test_cli_audit_user_errors(argv, capsys):
-    code = main(["audit", *argv])
+    with pytest.raises(SystemExit) as stop:  # every command: one line, exit code 2
+        main(["audit", *argv])
     out, err = capsys.readouterr()
-    assert code == 2 and out == ""
+    assert stop.value.code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "error" in err
     assert "Traceback" not in err

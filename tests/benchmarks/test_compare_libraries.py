@@ -77,6 +77,7 @@ def test_multi_freq_mi_equals_norm_mul(compare, rng):
     np.testing.assert_allclose(theirs, bayesldp.postprocess(m, "norm-mul").frequencies, atol=1e-12)
 
 
+@pytest.mark.slow  # multi-freq-ldpy's IBU compiles for ~10 s on first use
 def test_multi_freq_ibu_grr_matches_mle_but_not_for_oue(compare, rng):
     d, n = 16, 20_000
     counts = rng.multinomial(n, zipf_frequencies(d))
@@ -106,18 +107,3 @@ def test_compare_script_tiny(compare, tmp_path):
         bayesldp.method_names(bayesian=False, needs_truth=False)
     )
     assert (tmp_path / "scaling.png").exists()
-
-
-def test_scaling_script_tiny(tmp_path):
-    from benchmarks import scaling
-
-    args = scaling.build_parser().parse_args(
-        ["--domains", "100", "300", "--min-users", "2000", "--reps", "1",
-         "--ibu-iters", "50", "--slow-max-d", "200", "--out", str(tmp_path)]
-    )  # fmt: skip
-    frame = scaling.main(args)
-    assert set(frame["method"]) == set(bayesldp.method_names(bayesian=False, needs_truth=False))
-    slow = frame["method"].isin(scaling.SLOW_METHODS) & (frame["d"] == 300)
-    assert frame.loc[slow, "skipped"].all() and frame.loc[slow, "seconds"].isna().all()
-    assert (frame.loc[~frame["skipped"], "seconds"] > 0).all()
-    assert (tmp_path / "scaling.csv").exists() and (tmp_path / "scaling.png").exists()
