@@ -93,6 +93,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import gammaln, xlog1py, xlogy
 
+from bayesldp._draws import cached_rows, row_generator
 from bayesldp._validation import (
     check_bool,
     check_choice,
@@ -101,7 +102,7 @@ from bayesldp._validation import (
     check_int,
     check_rng,
 )
-from bayesldp.estimate import Estimate, cached_rows, row_generator
+from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 
 logger = logging.getLogger(__name__)
@@ -1160,8 +1161,8 @@ class DiscretePosteriorDraws:
     conditions the vector on the total (:meth:`PosteriorTable.draw`), from its own seed
     ``SeedSequence(seed, spawn_key=(i,))``: the same whatever chunk it is asked in. The
     rows are generated on first use and kept while they take at most
-    :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`; larger sets of draws are generated
-    chunk by chunk at every query (:func:`bayesldp.estimate.cached_rows`).
+    :data:`bayesldp._draws.ROW_CACHE_MAX_BYTES`; larger sets of draws are generated
+    chunk by chunk at every query (:func:`bayesldp._draws.cached_rows`).
 
     The prior is treated as known. That is right for ``oracle-bayes``; for an estimated
     prior it ignores the estimate's uncertainty, and an item alone in its region of
@@ -1212,7 +1213,7 @@ class BootstrapPosteriorDraws:
     Replicates are fitted on first use (each costs about one ``eb-npmle`` fit) and
     cached; replicate ``b`` and row ``i`` have their own seeds, so a row is the same
     whatever chunk it is asked in. The rows are kept like
-    :class:`DiscretePosteriorDraws`' rows (:func:`bayesldp.estimate.cached_rows`).
+    :class:`DiscretePosteriorDraws`' rows (:func:`bayesldp._draws.cached_rows`).
     """
 
     measurement: Measurement

@@ -12,42 +12,23 @@ registry) sits above the methods that make Estimates; ``import bayesldp`` instal
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from bayesldp._validation import check_indices, check_int, check_k
+from bayesldp._draws import check_draw_range
+from bayesldp._validation import check_indices, check_k
 from bayesldp.measurement import Measurement
 
 __all__ = [
-    "DRAW_CHUNK",
-    "ROW_CACHE_MAX_BYTES",
     "Estimate",
     "Inference",
     "StoredDraws",
     "Uncertainty",
-    "cached_rows",
-    "check_draw_range",
     "get_inference",
-    "row_generator",
     "set_inference",
-    "subset_sum_draws",
 ]
-
-#: Rows of draws generated at a time when summing over subsets (bounds memory at large d).
-DRAW_CHUNK = 64
-
-#: Largest ``(n_draws, d)`` float64 array of draws an :class:`Uncertainty` that generates
-#: its rows keeps after the first query (:func:`cached_rows`); larger ones regenerate the
-#: rows asked for at every query. 512 MiB: 67 million entries, e.g. 1000 posterior
-#: draws of the 42,178 wordfreq items (337 MB): with the former 128 MiB, bayes-consistent
-#: at that d regenerated them at every query (``python benchmarks/interval_speed.py --d
-#: 42178 --queries 3 --methods bayes-consistent``, load 1.3: 7.3 s per single-item
-#: interval uncached, 0.011 s cached). At d = 10^6 the draws (8 GB) are still regenerated
-#: per query. Set it to 0 to turn every cache off.
-ROW_CACHE_MAX_BYTES = 512 * 2**20
 
 
 @runtime_checkable
@@ -58,10 +39,10 @@ class Uncertainty(Protocol):
     :meth:`Estimate.interval`. Draws are generated on demand, chunk by chunk, so an
     implementation can keep compact per-item parameters instead of an
     ``(n_draws, d)`` array; row ``i`` must be the same whatever chunk it is asked in
-    (:func:`row_generator` gives each row its own random stream).
+    (:func:`bayesldp._draws.row_generator` gives each row its own random stream).
 
     The rows :meth:`sample` returns are read-only: they may be a view of rows kept in
-    memory (:class:`StoredDraws`, or rows cached by :func:`cached_rows`, which every
+    memory (:class:`StoredDraws`, or rows cached by :func:`bayesldp._draws.cached_rows`, which every
     implementation in the package uses), so a caller that needs to change them makes a
     copy. The implementations here return read-only rows whether or not they are cached,
     so a caller that writes into them fails at every size, not only when the draws are
@@ -93,7 +74,7 @@ class Uncertainty(Protocol):
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``
-            (:func:`check_draw_range`).
+            (:func:`bayesldp._draws.check_draw_range`).
 
         Returns
         -------
@@ -101,100 +82,6 @@ class Uncertainty(Protocol):
             Read-only, shape ``(stop - start, d)``.
         """
         ...
-
-
-def check_draw_range(start, stop, n_draws: int) -> tuple[int, int]:
-    """Return ``(start, stop)`` as ints if ``0 <= start <= stop <= n_draws``, else raise.
-
-    The one check of the rows asked of an :class:`Uncertainty`
-    (``sample(start, stop)``); the ValueError names ``start`` or ``stop``, and bools,
-    floats and other non-integers are refused (:func:`bayesldp._validation.check_int`).
-
-    Parameters
-    ----------
-    start, stop : int
-        First draw and one past the last.
-    n_draws : int
-        Number of draws available.
-
-    Returns
-    -------
-    tuple of int
-        ``(start, stop)``.
-    """
-    start = check_int(start, "start", minimum=0, maximum=n_draws)
-    stop = check_int(stop, "stop", minimum=start, maximum=n_draws)
-    return start, stop
-
-
-def row_generator(seed: int, *key: int) -> np.random.Generator:
-    """Return the random stream of one row of draws: ``SeedSequence(seed, spawn_key=key)``.
-
-    Row ``i`` of a set of draws uses ``row_generator(seed, i)``, so it is the same
-    whatever chunk asks for it; a longer ``key`` separates several families of streams
-    under one seed (e.g. ``(0, b)`` for bootstrap replicate ``b`` and ``(1, i)`` for
-    row ``i``). The generator is PCG64, as ``numpy.random.default_rng`` makes.
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the whole set of draws.
-    *key : int
-        The row's spawn key, e.g. its number.
-    """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
-
-
-def cached_rows(
-    cache: dict,
-    generate: Callable[[int, int], np.ndarray],
-    start,
-    stop,
-    n_draws: int,
-    d: int,
-) -> np.ndarray:
-    """Rows ``start .. stop - 1`` of ``n_draws`` generated rows, kept after the first query.
-
-    The one implementation of :meth:`Uncertainty.sample` for draws generated on demand.
-    When the whole ``(n_draws, d)`` float64 array takes at most
-    :data:`ROW_CACHE_MAX_BYTES`, the first query generates every row once
-    (``generate(0, n_draws)``) and keeps it in ``cache["rows"]``, so later queries (an
-    interval per subset) only read it; otherwise each query generates the rows it asks
-    for. ``generate`` must give row ``i`` the same values whatever range it is asked in,
-    so the two paths return the same numbers.
-
-    Parameters
-    ----------
-    cache : dict
-        Where the rows are kept (key ``"rows"``): the caller's cache, e.g. a frozen
-        dataclass's ``field(default_factory=dict, init=False, compare=False, repr=False)``.
-    generate : callable
-        ``generate(start, stop)`` returns rows ``start .. stop - 1`` as a new float64
-        array of shape ``(stop - start, d)``.
-    start, stop : int
-        First draw and one past the last, ``0 <= start <= stop <= n_draws``
-        (:func:`check_draw_range`).
-    n_draws : int
-        Number of rows available.
-    d : int
-        Length of a row (the domain size).
-
-    Returns
-    -------
-    numpy.ndarray
-        Read-only, shape ``(stop - start, d)``: a view of the cached rows, or the newly
-        generated rows (made read-only too, so callers see one behaviour).
-    """
-    start, stop = check_draw_range(start, stop, n_draws)
-    if n_draws * d * np.dtype(np.float64).itemsize > ROW_CACHE_MAX_BYTES:
-        rows = generate(start, stop)
-        rows.setflags(write=False)
-        return rows
-    if "rows" not in cache:
-        rows = generate(0, n_draws)
-        rows.setflags(write=False)
-        cache["rows"] = rows
-    return cache["rows"][start:stop]
 
 
 @dataclass(frozen=True)
@@ -582,20 +469,3 @@ class Estimate:
             Length ``d``, values in [0, 1].
         """
         return get_inference().top_k_probability(self, k)
-
-
-def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:
-    """Every draw of the sum over ``indices``, generated chunk by chunk (length ``n_draws``).
-
-    Parameters
-    ----------
-    uncertainty : Uncertainty
-        The draws.
-    indices : numpy.ndarray
-        Items in the set (integer indices or a boolean mask; not checked).
-    """
-    out = np.empty(uncertainty.n_draws)
-    for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
-        stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
-        out[start:stop] = uncertainty.sample(start, stop)[:, indices].sum(axis=1)
-    return out

@@ -38,6 +38,7 @@ from typing import Any, cast
 import numpy as np
 from scipy.stats import norm as _normal
 
+from bayesldp._draws import cached_rows, draw_set_sums, row_generator
 from bayesldp._validation import (
     check_choice,
     check_estimates,
@@ -46,7 +47,7 @@ from bayesldp._validation import (
     check_probability,
     check_rng,
 )
-from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty, cached_rows, row_generator
+from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 from bayesldp.methods import project_simplex
 from bayesldp.oracles import FrequencyOracle, oracle_class
@@ -365,11 +366,11 @@ class ParametricBootstrap:
     where :mod:`bayesldp.batch` has a form for it, otherwise one replicate at a time.
 
     Replicate ``i`` is simulated from ``SeedSequence(seed, spawn_key=(i,))``
-    (:func:`bayesldp.estimate.row_generator`), so it is the same whatever chunk it is
+    (:func:`bayesldp._draws.row_generator`), so it is the same whatever chunk it is
     asked in. All replicates are computed on first use and kept while the
     ``(n_replicates, d)`` array takes at most
-    :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`; larger ones are regenerated chunk by
-    chunk each time (:func:`bayesldp.estimate.cached_rows`).
+    :data:`bayesldp._draws.ROW_CACHE_MAX_BYTES`; larger ones are regenerated chunk by
+    chunk each time (:func:`bayesldp._draws.cached_rows`).
 
     Parameters
     ----------
@@ -489,8 +490,8 @@ class ParametricBootstrap:
 
         For ``post-pos`` these are the raw estimates its queries clip. All replicates are
         computed and cached on the first call unless the ``(n_draws, d)`` array would
-        take more than :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`
-        (:func:`bayesldp.estimate.cached_rows`); ``info["seconds"]`` is the time that
+        take more than :data:`bayesldp._draws.ROW_CACHE_MAX_BYTES`
+        (:func:`bayesldp._draws.cached_rows`); ``info["seconds"]`` is the time that
         took.
 
         Parameters
@@ -530,24 +531,6 @@ class ParametricBootstrap:
         if self.query_rule == "clip-sum":
             sums = np.maximum(sums, 0.0)
         return sums
-
-
-def draw_set_sums(uncertainty: Uncertainty, masks: np.ndarray) -> np.ndarray:
-    """Return the sum over each set of every draw, shape ``(Q, n_draws)``, chunk by chunk.
-
-    Parameters
-    ----------
-    uncertainty : Uncertainty
-        The draws (posterior draws or bootstrap replicates).
-    masks : numpy.ndarray of bool
-        The ``Q`` sets, shape ``(Q, d)``.
-    """
-    weights = np.asarray(masks, dtype=np.float64)
-    out = np.empty((weights.shape[0], uncertainty.n_draws))
-    for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
-        stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
-        out[:, start:stop] = weights @ np.asarray(uncertainty.sample(start, stop)).T
-    return out
 
 
 # ---------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm as _normal
 
+from bayesldp._draws import DRAW_CHUNK
 from bayesldp._validation import check_estimates, check_float, check_k
-from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty
+from bayesldp.estimate import Estimate, Uncertainty
 from bayesldp.measurement import Measurement
 
 __all__ = [

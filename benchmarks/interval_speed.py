@@ -3,8 +3,8 @@
 bayes-consistent and bayes-power draw each item from its tabulated posterior on demand
 (:class:`bayesldp.models.draws.ItemPosteriorDraws`), eb-npmle from its discrete
 posteriors (:class:`bayesldp.empirical_bayes.BootstrapPosteriorDraws`); below
-``bayesldp.estimate.ROW_CACHE_MAX_BYTES`` the rows are generated once and kept
-(:func:`bayesldp.estimate.cached_rows`). This script fits each method once (Zipf 1.5,
+``bayesldp._draws.ROW_CACHE_MAX_BYTES`` the rows are generated once and kept
+(:func:`bayesldp._draws.cached_rows`). This script fits each method once (Zipf 1.5,
 OUE, eps 1, n = 1e6), then times intervals for random 10% subsets and for single items,
 first on the fitted Estimate (cache as configured) and then on a copy whose draws are
 regenerated at every query (cache off), side by side in one process. Methods whose
@@ -45,6 +45,7 @@ def main(args: argparse.Namespace):
     import pandas as pd
 
     import bayesldp
+    import bayesldp._draws as draws_module
     from bayesldp import datasets, estimate, metrics
     from bayesldp.io import write_csv
 
@@ -67,14 +68,14 @@ def main(args: argparse.Namespace):
         row = {"method": method, "d": data.d, "draws": unc.n_draws, "queries": args.queries,
                "set_seconds": set_s, "item_seconds": item_s}  # fmt: skip
         if lazy is not None:
-            limit = estimate.ROW_CACHE_MAX_BYTES
-            estimate.ROW_CACHE_MAX_BYTES = 0
+            limit = draws_module.ROW_CACHE_MAX_BYTES
+            draws_module.ROW_CACHE_MAX_BYTES = 0
             try:
                 row["set_seconds_uncached"], row["item_seconds_uncached"] = time_queries(
                     lazy, masks, items
                 )
             finally:
-                estimate.ROW_CACHE_MAX_BYTES = limit
+                draws_module.ROW_CACHE_MAX_BYTES = limit
             same = [est.interval(mk, 0.9) == lazy.interval(mk, 0.9) for mk in masks[:2]]
             row["same_intervals"] = all(same)
         row["load"] = os.getloadavg()[0]

@@ -299,7 +299,7 @@ def test_bootstrap_is_reproducible_and_chunk_free(monkeypatch):
     other = est.bootstrap(200, rng=5).sample(0, 200)
     assert not np.array_equal(other, est.bootstrap().sample(0, 200))
     # Replicate i is the same whatever chunk it is asked in (regenerated, not cached).
-    monkeypatch.setattr(bayesldp.estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     fresh = intervals.ParametricBootstrap(est, 50, rng=3)
     np.testing.assert_array_equal(fresh.sample(5, 9), fresh.sample(0, 20)[5:9])
 
