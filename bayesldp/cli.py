@@ -117,7 +117,7 @@ def _escape(text: str) -> str:
 
 def _minutes_methods() -> str:
     """Name the methods ``--bayes`` leaves out (``MethodSpec.minutes``), for help texts."""
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     return ", ".join(method_names(minutes=True)) or "none"
 

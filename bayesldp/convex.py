@@ -116,7 +116,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cvxpy as cp
@@ -125,7 +125,7 @@ import numpy as np
 from bayesldp._validation import check_bool
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.methods import likelihood_kind
+from bayesldp.methods._likelihood import likelihood_kind
 
 __all__ = [
     "BOUNDARY",
@@ -691,8 +691,7 @@ def mle_apx(
     problem = cp.Problem(cp.Minimize(cp.sum(t)), [total, nonneg, cone])
     est = _solve("mle-apx", m, problem, f, total, nonneg, solver, tol, max_iter, verbose,
                  solver_options, polish, kappa=kappa)  # fmt: skip
-    est.info["objective_eq13"] = est.info["objective"] / _apx_scale(m)
-    return est
+    return replace(est, info={**est.info, "objective_eq13": est.info["objective"] / _apx_scale(m)})
 
 
 def mle(
@@ -745,13 +744,12 @@ def mle(
     problem = cp.Problem(cp.Minimize(scale * divergence), [total, nonneg])
     est = _solve("mle", m, problem, f, total, nonneg, solver, tol, max_iter, verbose,
                  solver_options, polish, likelihood=kind, scale=scale)  # fmt: skip
-    est.info["likelihood"] = kind
-    est.info["deviance"] = 2 * m.n * est.info["objective"] / scale
-    return est
+    deviance = 2 * m.n * est.info["objective"] / scale
+    return replace(est, info={**est.info, "likelihood": kind, "deviance": deviance})
 
 
 #: The problems this module formulates (the methods that declare a ``cvxpy`` backend in
-#: :mod:`bayesldp.registry`, where they are listed; a test keeps the two in step).
+#: :mod:`bayesldp.methods.registry`, where they are listed; a test keeps the two in step).
 PROBLEMS: tuple[str, ...] = ("cls", "mle-apx", "mle")
 
 

@@ -1,18 +1,18 @@
 """The result of post-processing: frequencies plus what is needed to answer queries.
 
-This module is low in the package: it imports no module that computes intervals or
-selections. :class:`Estimate`'s statistical queries (:meth:`Estimate.interval`,
-:meth:`Estimate.bootstrap`, :meth:`Estimate.heavy_hitters`,
-:meth:`Estimate.top_k_probability`) are delegated to an :class:`Inference`, whose
-implementation (:class:`bayesldp.inference.DefaultInference`, built on
-:mod:`bayesldp.intervals` and :mod:`bayesldp.selection`, which re-run methods through the
-registry) sits above the methods that make Estimates; ``import bayesldp`` installs it
-(:func:`set_inference`).
+:class:`Estimate` is frozen: its frequencies and its ``info`` are read-only. Its
+statistical queries (:meth:`Estimate.interval`, :meth:`Estimate.bootstrap`,
+:meth:`Estimate.heavy_hitters`, :meth:`Estimate.top_k_probability`) call their
+implementations in :mod:`bayesldp.intervals` and :mod:`bayesldp.selection` directly,
+imported inside each method: those modules re-run methods, which make Estimates, so
+they sit above this one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,14 +21,7 @@ from bayesldp._draws import check_draw_range
 from bayesldp._validation import check_indices, check_k
 from bayesldp.measurement import Measurement
 
-__all__ = [
-    "Estimate",
-    "Inference",
-    "StoredDraws",
-    "Uncertainty",
-    "get_inference",
-    "set_inference",
-]
+__all__ = ["Estimate", "StoredDraws", "Uncertainty"]
 
 
 @runtime_checkable
@@ -115,100 +108,6 @@ class StoredDraws:
         return rows
 
 
-@runtime_checkable
-class Inference(Protocol):
-    """What answers an :class:`Estimate`'s statistical queries.
-
-    Each method receives the Estimate it answers for; the Estimate's methods of the
-    same names pass their arguments on unchecked and return what these return (see them
-    for the meaning of the arguments).
-    """
-
-    def interval(self, estimate: Estimate, indices, prob: float, method: str | None) -> Any:
-        """Interval for a subset sum (:meth:`Estimate.interval`).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        indices, prob, method
-            As in :meth:`Estimate.interval`, passed on unchecked.
-        """
-        ...
-
-    def bootstrap(self, estimate: Estimate, n_replicates: int, rng: Any) -> Uncertainty:
-        """Fresh parametric bootstrap replicates (:meth:`Estimate.bootstrap` caches them).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate to replicate.
-        n_replicates, rng
-            As in :meth:`Estimate.bootstrap`, passed on unchecked.
-        """
-        ...
-
-    def heavy_hitters(self, estimate: Estimate, threshold: float, alpha: float) -> Any:
-        """Items above ``threshold`` with error control (:meth:`Estimate.heavy_hitters`).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        threshold, alpha : float
-            As in :meth:`Estimate.heavy_hitters`, passed on unchecked.
-        """
-        ...
-
-    def top_k_probability(self, estimate: Estimate, k: int) -> np.ndarray:
-        """Per-item probability of being among the ``k`` largest.
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        k : int
-            As in :meth:`Estimate.top_k_probability`, passed on unchecked.
-        """
-        ...
-
-
-_inference: Inference | None = None
-
-
-def set_inference(inference: Inference) -> None:
-    """Install what answers every Estimate's statistical queries.
-
-    ``import bayesldp`` installs :class:`bayesldp.inference.DefaultInference`; call this
-    only to replace it (e.g. in a test).
-
-    Parameters
-    ----------
-    inference : Inference
-        An object with the four methods of :class:`Inference`.
-    """
-    if not isinstance(inference, Inference):
-        raise ValueError(
-            "inference must provide interval, bootstrap, heavy_hitters and "
-            f"top_k_probability, got {type(inference).__name__}"
-        )
-    global _inference
-    _inference = inference
-
-
-def get_inference() -> Inference:
-    """Return the installed :class:`Inference`.
-
-    A RuntimeError if none is (``import bayesldp`` installs one).
-    """
-    if _inference is None:
-        raise RuntimeError(
-            "no Inference is installed, so Estimate queries cannot be answered; "
-            "import bayesldp (it installs bayesldp.inference.DefaultInference)"
-        )
-    return _inference
-
-
 @dataclass(frozen=True)
 class Estimate:
     """Post-processed frequency estimates.
@@ -222,8 +121,10 @@ class Estimate:
         Name of the method that produced it.
     measurement : Measurement
         The raw measurement it was computed from.
-    info : dict
-        Method-specific diagnostics (thresholds, fitted exponents, solver status, ...).
+    info : mapping
+        Method-specific diagnostics (thresholds, fitted exponents, solver status, ...):
+        plain values, read-only once the Estimate is made (to add to it, make a new
+        Estimate with :func:`dataclasses.replace`).
     query_basis : numpy.ndarray, optional
         For query-time rules (``post-pos``): the vector whose subset sums are clipped
         at zero. ``None`` means subset queries sum :attr:`frequencies`.
@@ -240,15 +141,18 @@ class Estimate:
     frequencies: np.ndarray
     method: str
     measurement: Measurement
-    info: dict[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
     query_basis: np.ndarray | None = None
     draws: np.ndarray | None = None
     inference_data: Any = field(default=None, repr=False)
     uncertainty: Uncertainty | None = field(default=None, repr=False)
+    # The one mutable part: bootstrap replicates already computed for this estimate
+    # (:meth:`bootstrap`, keyed by size and seed); a result cache, not state: a query
+    # gives the same answer with or without it. Not compared, copied or pickled.
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check the frequencies (shape ``(d,)``, finite) and make them read-only."""
+        """Check the frequencies (shape ``(d,)``, finite); make them and ``info`` read-only."""
         f = np.asarray(self.frequencies, dtype=np.float64)
         d = self.measurement.domain_size
         if f.shape != (d,):
@@ -257,6 +161,9 @@ class Estimate:
             raise ValueError(f"method {self.method!r} produced non-finite frequencies")
         f.setflags(write=False)
         object.__setattr__(self, "frequencies", f)
+        if not isinstance(self.info, Mapping):
+            raise ValueError(f"info must be a mapping, got {type(self.info).__name__}")
+        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
         if self.draws is not None:
             draws = np.asarray(self.draws, dtype=np.float64)
             if draws.ndim != 2 or draws.shape[1] != d:
@@ -269,6 +176,19 @@ class Estimate:
                 f"uncertainty must provide kind, n_draws and sample(start, stop), "
                 f"got {type(self.uncertainty).__name__}"
             )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Return the fields for pickling (``info`` as a dict; the cache is left out)."""
+        state = {key: value for key, value in self.__dict__.items() if key != "_cache"}
+        state["info"] = dict(self.info)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the fields from :meth:`__getstate__`, ``info`` read-only again."""
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "info", MappingProxyType(dict(state["info"])))
+        object.__setattr__(self, "_cache", {})
 
     @property
     def domain_size(self) -> int:
@@ -339,15 +259,15 @@ class Estimate:
             Nominal coverage, in (0, 1).
         method : {None, "normal", "bootstrap", "percentile", "posterior"}
             ``None`` uses the natural interval: ``"posterior"`` for an estimate with
-            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for
-            ``base`` and ``post-pos``, ``"bootstrap"`` for every other method (declared
-            once per method as ``MethodSpec.interval``).
+            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for every
+            other method (declared once per method as ``MethodSpec.interval``).
 
             - ``"normal"`` (every estimate): the raw unbiased set estimate plus or minus
               a normal quantile times its exact standard deviation, covariances between
               items included (:func:`bayesldp.intervals.subset_variance`), at plug-in
               frequencies; centred at the raw estimate, not at this method's answer
-              (``post-pos`` clips it at 0 like its answers).
+              (``post-pos`` clips it at 0 like its answers). Calibrated for every set
+              chosen independently of the data, whatever the method.
             - ``"bootstrap"`` (non-Bayesian registered methods): the basic parametric
               bootstrap interval :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} -
               \theta^*)]`, with ``T`` this method's answer, ``\theta^*`` the set's
@@ -359,8 +279,9 @@ class Estimate:
         Returns
         -------
         bayesldp.intervals.Interval
-            A tuple ``(lo, hi)`` (intersected with [0, 1]) with attributes ``kind``
-            (which interval was used), ``prob``, ``center`` and ``note``.
+            A tuple ``(lo, hi)`` (intersected with [0, 1]) with attributes ``kind``,
+            ``prob``, ``center``, ``centered_on`` (what the interval is built around)
+            and ``note`` (e.g. that this method's answer lies outside the interval).
 
         Raises
         ------
@@ -372,22 +293,23 @@ class Estimate:
         Warns
         -----
         RuntimeWarning
-            Where the interval is known to undercover; see Notes.
+            Where the interval asked for is known to undercover; see Notes.
 
         Notes
         -----
-        Measured coverage of 90% intervals (``experiments/interval_coverage.py``,
-        ``paper/intervals.md``). The normal interval of the raw estimates is calibrated
-        for every set (it is exact up to the normal approximation and the plug-in).
-        Bootstrap intervals of methods that clip at 0 undercover for sets whose answer is
-        0: replicates around a fitted 0 cannot go below it; a RuntimeWarning says so.
-        Posterior intervals: only a posterior that knows the counts add up to ``n``
-        (``bayes-consistent``) gives calibrated intervals for large sets;
-        ``bayes-power``'s draws sum to about 0.9 on Zipf data, so its intervals for sets
-        of 10% or 50% of the domain miss the truth most of the time
-        (``experiments/bayes_accuracy.py``). Single values are fine with either.
+        Coverage is measured in ``experiments/interval_coverage.py`` (results in
+        ``paper/intervals.md``). The normal interval of the raw estimates is exact up to
+        the normal approximation and the plug-in. Bootstrap intervals of methods that
+        clip at 0 undercover for sets whose answer is near 0 (replicates around a
+        fitted 0 cannot go below it), and percentile intervals do not correct the
+        method's bias: a RuntimeWarning says so. Posterior intervals are as good as the
+        model: a posterior that does not know the counts add up to ``n`` can miss the
+        sums of large sets. Items chosen from the data (e.g. the top ``k`` by this
+        estimate) are a different question, which no interval of this kind answers.
         """
-        return get_inference().interval(self, indices, prob, method)
+        from bayesldp.intervals._sets import estimate_interval
+
+        return estimate_interval(self, indices, prob, method)
 
     def bootstrap(self, n_replicates: int = 200, rng=0) -> Uncertainty:
         """Parametric bootstrap replicates of this estimate's method (cached).
@@ -396,7 +318,8 @@ class Estimate:
         clipped at 0, normalised to ``n`` users): exactly for GRR, OUE and SUE, by their
         binomial marginals for OLH, SS and HR; the method is re-run on each with the
         options recorded in ``info["options"]`` (vectorised where possible). See
-        :class:`bayesldp.intervals.ParametricBootstrap`.
+        :class:`bayesldp.intervals.ParametricBootstrap`. The replicates are kept on this
+        Estimate (a result cache), so later queries reuse them.
 
         Parameters
         ----------
@@ -412,12 +335,14 @@ class Estimate:
             what ``interval(method="bootstrap")`` and :meth:`top_k_probability` use
             (with the defaults).
         """
+        from bayesldp.intervals import ParametricBootstrap
+
         key = None
         if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
             key = ("bootstrap", n_replicates, int(rng))
             if key in self._cache:
                 return self._cache[key]
-        boot = get_inference().bootstrap(self, n_replicates, rng)
+        boot = ParametricBootstrap(self, n_replicates, rng)
         if key is not None:
             self._cache[key] = boot
         return boot
@@ -447,7 +372,9 @@ class Estimate:
             ``indices`` (strongest first), ``rule``, and ``p_values`` /
             ``adjusted_p_values`` or ``probabilities`` for every item.
         """
-        return get_inference().heavy_hitters(self, threshold, alpha)
+        from bayesldp.selection import estimate_heavy_hitters
+
+        return estimate_heavy_hitters(self, threshold, alpha)
 
     def top_k_probability(self, k: int) -> np.ndarray:
         """For each item, the probability that it is among the ``k`` largest.
@@ -468,4 +395,6 @@ class Estimate:
         numpy.ndarray
             Length ``d``, values in [0, 1].
         """
-        return get_inference().top_k_probability(self, k)
+        from bayesldp.selection import estimate_top_k_probability
+
+        return estimate_top_k_probability(self, k)

@@ -6,7 +6,7 @@ its task (the metrics of one cell), its grids (the default one, which is the pap
 and a tiny ``quick`` one) and its plot. Everything else lives here:
 
 1. :func:`build_config` turns an experiment and the user's overrides into a checked
-   :class:`Config` (methods from :mod:`bayesldp.registry`, datasets from
+   :class:`Config` (methods from :mod:`bayesldp.methods.registry`, datasets from
    :data:`bayesldp.datasets.DATASETS`);
 2. :func:`make_tasks` expands its grid (oracle x dataset x eps x repetition) into
    :class:`Task` objects, each with its own :class:`numpy.random.SeedSequence`
@@ -404,7 +404,7 @@ def default_methods(bayes: bool = False) -> tuple[str, ...]:
     tuple of str
         Method names in registration order.
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     out = method_names(default=True)
     if bayes:
@@ -418,7 +418,7 @@ def bayes_methods() -> tuple[str, ...]:
     A method declared with ``MethodSpec.minutes`` (``bayes-dirichlet``, ``bayes-hier``:
     minutes per fit at d = 1024) is left out; name it (``--methods``) to run it.
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     return method_names(bayesian=True, minutes=False)
 
@@ -441,7 +441,7 @@ def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
     ValueError
         No spec, an unknown method or backend, or a spec given twice.
     """
-    from bayesldp.registry import parse_method
+    from bayesldp.methods.registry import parse_method
 
     specs = tuple(specs)
     if not specs:
@@ -507,7 +507,7 @@ def apply_methods(
         Per spec: the Estimate, the seconds it took, and the text of the warnings it
         raised (``"; "``-joined, each cut at 120 characters; empty if none).
     """
-    from bayesldp.registry import parse_method, postprocess
+    from bayesldp.methods.registry import parse_method, postprocess
 
     estimates, seconds, notes = {}, {}, {}
     for spec in specs:

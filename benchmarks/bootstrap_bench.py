@@ -25,7 +25,7 @@ import pandas as pd
 import bayesldp
 from bayesldp import datasets, intervals
 from bayesldp.io import write_csv
-from bayesldp.registry import method_names
+from bayesldp.methods.registry import method_names
 
 
 def main(argv: list[str] | None = None) -> pd.DataFrame:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
-from bayesldp import calibrate as P
+import bayesldp.methods._calibrate as calibrate
 from bayesldp import datasets
 from bayesldp.io import write_csv, write_json
 
@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     est = bayesldp.postprocess(mk, "power")
     idx = rng.choice(d_k, args.check_items, replace=False)
     y, sigma_c = mk.estimates[idx] * n_k, mk.sigma * n_k
-    direct = P.posterior_mean_direct(y, est.info["s"], sigma_c, n_k, full=True) / n_k
+    direct = calibrate.posterior_mean_direct(y, est.info["s"], sigma_c, n_k, full=True) / n_k
     gap = float(np.abs(est.frequencies[idx] - direct).max())
     rows.append({"task": "power max |fast - direct sum|", "d": d_k, "n": n_k,
                  "seconds": gap, "target": "<< sigma"})  # fmt: skip

@@ -34,8 +34,8 @@ import pandas as pd
 from bayesldp import metrics
 from bayesldp.experiments.fixed_set import main_grouping
 from bayesldp.io import write_csv
+from bayesldp.methods.registry import method_names, parse_method
 from bayesldp.plotting import dot_plot, new_figure, save_figure
-from bayesldp.registry import method_names, parse_method
 from bayesldp.runner import (
     Config,
     Experiment,

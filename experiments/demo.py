@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from bayesldp import metrics
+from bayesldp.methods.registry import method_names
 from bayesldp.plotting import dataset_note, dot_plot
-from bayesldp.registry import method_names
 from bayesldp.runner import (
     Config,
     Experiment,

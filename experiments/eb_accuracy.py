@@ -52,8 +52,8 @@ from bayesldp import empirical_bayes as eb
 from bayesldp import intervals, metrics
 from bayesldp.experiments.interval_coverage import runnable_methods
 from bayesldp.io import atomic_open, markdown_table, write_csv
+from bayesldp.methods.registry import parse_method
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
-from bayesldp.registry import parse_method
 from bayesldp.runner import (
     Config,
     Experiment,

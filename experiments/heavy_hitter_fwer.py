@@ -44,8 +44,8 @@ import pandas as pd
 from bayesldp import metrics
 from bayesldp.experiments.interval_coverage import cell_seed, runnable_methods
 from bayesldp.io import atomic_open, markdown_table
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import dataset_note, method_style, new_figure, save_figure
-from bayesldp.registry import postprocess
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods, simulate
 
 #: The first script's methods: OUE, Calibrate's two, and the papers' best projections.

@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from bayesldp.io import atomic_open
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import two_panel_rows
-from bayesldp.registry import postprocess
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods, grid_seed
 
 METHODS = ("base", "cls", "mle-apx", "mle", "ibu")

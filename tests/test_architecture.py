@@ -17,7 +17,9 @@ PACKAGES = {"bayesldp": ROOT / "bayesldp", "bayesldp.models": ROOT / "models"}
 if (ROOT / "experiments" / "__init__.py").exists():
     PACKAGES["bayesldp.experiments"] = ROOT / "experiments"
 # private modules shared across the library (their public names may be imported)
-ALLOWED_PRIVATE_MODULES = ("bayesldp._validation", "bayesldp._draws")
+ALLOWED_PRIVATE_MODULES = (
+    "bayesldp._validation", "bayesldp._draws", "bayesldp.methods._", "bayesldp.intervals._",
+)  # fmt: skip
 SCANNED = ("bayesldp", "models", "experiments", "benchmarks", "tests")
 
 
@@ -64,7 +66,7 @@ def test_no_private_name_is_imported_from_another_module():
             if not target.startswith("bayesldp") and not target.startswith("tests"):
                 continue
             parts = target.split(".")
-            if any(_private(p) for p in parts) and target not in ALLOWED_PRIVATE_MODULES:
+            if any(_private(p) for p in parts) and not target.startswith(ALLOWED_PRIVATE_MODULES):
                 offences.append(f"{path.relative_to(ROOT)}:{line} imports module {target}")
             if name and _private(name):
                 offences.append(f"{path.relative_to(ROOT)}:{line} imports {name} from {target}")
@@ -148,9 +150,20 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+# Function-level imports that point up on purpose: Estimate's queries call intervals and
+# selection (which re-run methods, which make Estimates); the registry's temporary
+# registration of bayesldp.models (deleted when models declares its entry point).
+LAZY_UPWARD = {
+    "bayesldp.estimate": ("bayesldp.intervals", "bayesldp.selection"),
+    "bayesldp.methods.registry": ("bayesldp.models",),
+}
+
+
 def test_no_import_cycle():
     # a package's __init__ re-exports its modules: edges into it are the public API
     graph = _graph()
+    for module, targets in LAZY_UPWARD.items():
+        graph[module] = {t for t in graph[module] if not t.startswith(targets)}
     for package in PACKAGES:
         for module in graph:
             if module != package:

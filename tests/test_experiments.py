@@ -24,7 +24,7 @@ from bayesldp.datasets import parse_dataset
 from bayesldp.experiments import bayes_grid, claims, demo, mle_gap
 from bayesldp.experiments.bias_variance import bias_variance_table
 from bayesldp.experiments.choose_method import choice_table
-from bayesldp.registry import BUILTIN, MethodSpec, method_names, parse_method, postprocess
+from bayesldp.methods.registry import MethodSpec, method_names, parse_method, postprocess
 from bayesldp.runner import (
     Config,
     build_config,
@@ -191,7 +191,7 @@ def test_randomized_methods_get_their_own_reproducible_stream(tmp_path):
 import sys
 import numpy as np
 import bayesldp
-from bayesldp.registry import register_method
+from bayesldp.methods.registry import register_method
 from bayesldp.runner import build_config, get_experiment, run
 
 def noisy(m, *, rng=None):
@@ -218,7 +218,7 @@ for folder, methods in (("a", ("base", "noisy-test")), ("b", ("base", "noisy-tes
 
 
 def test_every_randomized_method_takes_rng_so_the_runner_seeds_it():
-    from bayesldp.registry import get_method
+    from bayesldp.methods.registry import get_method
 
     # bayes-power-zi took **options and so escaped MethodSpec.accepts("rng")
     assert all(get_method(m).accepts("rng") for m in method_names(bayesian=True))
@@ -462,7 +462,7 @@ def test_bayes_adds_the_quick_bayesian_methods_and_any_method_can_be_named():
     added = set(build_config(demo, bayes=True).methods) - set(build_config(demo).methods)
     assert {"bayes-power", "bayes-power-zi", "bayes-consistent"} <= added
     assert not added & {"bayes-dirichlet", "bayes-hier"}
-    assert added == {s.name for s in BUILTIN if s.bayesian and not s.minutes}
+    assert added == set(method_names(bayesian=True, minutes=False))
     named = build_config(demo, methods=("base", "bayes-dirichlet"), bayes=True).methods
     assert named[:2] == ("base", "bayes-dirichlet") and "bayes-power" in named
     with pytest.raises(ValueError, match="minutes=True needs slow=True"):

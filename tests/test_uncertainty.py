@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesldp
+import bayesldp.intervals._bootstrap as bootstrap_module
 from bayesldp import datasets, intervals
 from bayesldp import empirical_bayes as eb
 from bayesldp._draws import ROW_CACHE_MAX_BYTES, cached_rows, check_draw_range, row_generator
@@ -269,13 +270,13 @@ def test_parametric_bootstrap_caches_through_cached_rows(monkeypatch):
     m = bayesldp.OUE(1.0, 30).simulate(np.arange(30) * 10 + 5, np.random.default_rng(1))
     est = bayesldp.postprocess(m, "norm-sub")
     calls = []
-    simulate = intervals.bootstrap_counts
+    simulate = bootstrap_module.bootstrap_counts
 
     def counting(*args):
         calls.append(1)
         return simulate(*args)
 
-    monkeypatch.setattr(intervals, "bootstrap_counts", counting)
+    monkeypatch.setattr(bootstrap_module, "bootstrap_counts", counting)
     boot = intervals.ParametricBootstrap(est, 20, rng=4)
     rows = boot.sample(3, 6)
     boot.sample(0, 20)
