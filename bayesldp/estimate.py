@@ -315,11 +315,12 @@ class Estimate:
         """Parametric bootstrap replicates of this estimate's method (cached).
 
         Support counts are simulated from the fitted frequencies (this estimate's,
-        clipped at 0, normalised to ``n`` users): exactly for GRR, OUE and SUE, by their
-        binomial marginals for OLH, SS and HR; the method is re-run on each with the
-        options recorded in ``info["options"]`` (vectorised where possible). See
-        :class:`bayesldp.intervals.ParametricBootstrap`. The replicates are kept on this
-        Estimate (a result cache), so later queries reuse them.
+        projected onto the probability simplex and rounded to ``n`` users): exactly for
+        GRR, OUE and SUE, by their binomial marginals for OLH, SS and HR; the method is
+        re-run on each with the options recorded in ``info["options"]``, through its row
+        function where it has one. See :class:`bayesldp.intervals.ParametricBootstrap`.
+        The replicates are kept on this Estimate (a result cache), so later queries reuse
+        them.
 
         Parameters
         ----------

@@ -155,7 +155,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # registration of bayesldp.models (deleted when models declares its entry point).
 LAZY_UPWARD = {
     "bayesldp.estimate": ("bayesldp.intervals", "bayesldp.selection"),
-    "bayesldp.methods.registry": ("bayesldp.models",),
+    "bayesldp.methods._deferred": ("bayesldp.models",),
 }
 
 

@@ -191,7 +191,7 @@ def _log_sums(
         top = logw.max()
     w = np.exp(logw - top)
     # Plain multiply-and-sum, not ``@``: a multi-threaded BLAS dot on vectors this
-    # short can be a thousand times slower when the cores are busy.
+    # short waits for busy cores.
     wx = w * x
     return top + math.log(w.sum()), top + math.log(wx.sum()), top + math.log((wx * x).sum())
 

@@ -296,10 +296,10 @@ def ibu_rows(
 
     :func:`ibu` is EM for the likelihood :func:`mle` maximises exactly, and it stops
     close to that optimum: within :data:`IBU_LIMIT_SDS` noise standard deviations of it
-    for every item (a test checks this on the papers' Zipf setting, where OUE stops at
-    its 20,000 EM-map evaluations before meeting its own tolerance). Re-running EM on
-    every bootstrap replicate would cost the iteration hundreds of times over, so the
-    replicates are the MLE. Asking for ``max_iter``, ``tol`` or ``accelerate`` asks
+    for every item (a test checks this on the papers' Zipf setting, also where ibu stops
+    at ``max_iter`` before meeting its own tolerance). Re-running EM on every bootstrap
+    replicate would cost the iteration hundreds of times over, so the replicates are the
+    MLE. Asking for ``max_iter``, ``tol`` or ``accelerate`` asks
     for the iteration itself: this function does not take them, and the bootstrap then
     re-runs :func:`ibu` on every replicate.
 
@@ -316,8 +316,7 @@ def ibu_rows(
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """Return ``a @ b`` without BLAS.
 
-    A threaded BLAS dot of short vectors can take milliseconds when the cores are busy
-    (measured: 0.2 ms to 5 ms for 10^4 items), a plain sum not.
+    A threaded BLAS dot of short vectors can wait for busy cores; a plain sum does not.
     """
     return float(np.sum(a * b))
 
@@ -540,8 +539,7 @@ def ibu(
         iterate can still gain (:math:`\ell^* - \ell(f) \le \max_v \partial_v\ell -
         \sum_v f_v \partial_v \ell`, the log-likelihood being concave), is below
         ``tol`` nats. This test is free of the scale of ``n`` and ``d``, unlike a small
-        change between steps, which at ``d = 10^7`` happened while every frequency was
-        still ``1/d``.
+        change between steps (at large ``d`` every step is small, even far from the MLE).
     accelerate : bool, default True
         Use SQUAREM; ``False`` runs the classic IBU iteration.
 

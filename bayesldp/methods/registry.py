@@ -50,6 +50,18 @@ from bayesldp.methods._baseline import (
     base_rows,
     post_pos,
 )
+from bayesldp.methods._deferred import (
+    Deferred,
+    load_bayes_consistent,
+    load_bayes_dirichlet,
+    load_bayes_hier,
+    load_bayes_power,
+    load_convex_cls,
+    load_convex_mle,
+    load_convex_mle_apx,
+    load_eb_npmle,
+    load_oracle_bayes,
+)
 from bayesldp.methods._likelihood import ibu, ibu_rows, mle, mle_apx, mle_apx_rows, mle_rows
 from bayesldp.methods._normalise import (
     cls,
@@ -278,58 +290,6 @@ def _option_names(function: Callable[..., Any], fixed: Mapping[str, Any]) -> tup
     )
 
 
-class _Deferred:
-    """A function imported on its first call or signature read (for heavy dependencies).
-
-    ``load()`` imports and returns the function; its signature is the function's, so
-    :meth:`MethodSpec.options` reads the real options.
-    """
-
-    def __init__(self, load: Callable[[], Callable[..., Estimate]]) -> None:
-        self._load = load
-        self.__name__ = load.__name__.removeprefix("_load_")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Estimate:
-        return self._load()(*args, **kwargs)
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        return inspect.signature(self._load())
-
-    def __repr__(self) -> str:
-        return f"<deferred {self.__name__}>"
-
-
-def _load_eb_npmle() -> Callable[..., Estimate]:
-    from bayesldp.empirical_bayes import eb_npmle
-
-    return eb_npmle
-
-
-def _load_oracle_bayes() -> Callable[..., Estimate]:
-    from bayesldp.empirical_bayes import oracle_bayes
-
-    return oracle_bayes
-
-
-def _load_convex_cls() -> Callable[..., Estimate]:
-    from bayesldp.convex import cls as convex_cls
-
-    return convex_cls
-
-
-def _load_convex_mle_apx() -> Callable[..., Estimate]:
-    from bayesldp.convex import mle_apx as convex_mle_apx
-
-    return convex_mle_apx
-
-
-def _load_convex_mle() -> Callable[..., Estimate]:
-    from bayesldp.convex import mle as convex_mle
-
-    return convex_mle
-
-
 _REGISTRY: dict[str, MethodSpec] = {}
 _plugins_loaded = False
 
@@ -535,7 +495,7 @@ def postprocess(
 # The built-in methods, in the order plots and tables show them (the papers' left
 # panel first). One declaration each; see MethodSpec for the fields.
 
-_CONVEX_CLS = _Deferred(_load_convex_cls)
+_CONVEX_CLS = Deferred(load_convex_cls)
 
 # fmt: off
 for _spec in (
@@ -552,7 +512,7 @@ for _spec in (
                sums_to_one=True, panel="both", backends={"cvxpy": _CONVEX_CLS},
                rows=simplex_rows),
     MethodSpec("mle-apx", mle_apx, "the long paper's Eq. (14)", nonnegative=True,
-               sums_to_one=True, backends={"cvxpy": _Deferred(_load_convex_mle_apx)},
+               sums_to_one=True, backends={"cvxpy": Deferred(load_convex_mle_apx)},
                rows=mle_apx_rows),
     MethodSpec("base-cut", base_cut, "below T set to 0", nonnegative=True, rows=base_cut_rows),
     MethodSpec("norm-cut", norm_cut, "largest estimates summing to <= 1", nonnegative=True,
@@ -566,16 +526,16 @@ for _spec in (
     MethodSpec("cls", cls, "Euclidean projection onto the simplex", nonnegative=True,
                sums_to_one=True, backends={"cvxpy": _CONVEX_CLS}, rows=simplex_rows),
     MethodSpec("mle", mle, "exact MLE of the support counts", nonnegative=True,
-               sums_to_one=True, backends={"cvxpy": _Deferred(_load_convex_mle)}, rows=mle_rows),
+               sums_to_one=True, backends={"cvxpy": Deferred(load_convex_mle)}, rows=mle_rows),
     MethodSpec("ibu", ibu, "EM (iterative Bayesian update) for the MLE", nonnegative=True,
                sums_to_one=True, default=False, slow=True, rows=ibu_rows),
     MethodSpec("oue-zero", base_cut, "base-cut with alpha = 0.05 (RAPPOR, Calibrate)",
                nonnegative=True, default=False, fixed_options={"alpha": 0.05},
                rows=base_cut_rows),
-    MethodSpec("eb-npmle", _Deferred(_load_eb_npmle),
+    MethodSpec("eb-npmle", Deferred(load_eb_npmle),
                "empirical Bayes: NPMLE prior of the counts, posterior mean on the total",
                nonnegative=True, sums_to_one=True, default=False, interval="posterior"),
-    MethodSpec("oracle-bayes", _Deferred(_load_oracle_bayes),
+    MethodSpec("oracle-bayes", Deferred(load_oracle_bayes),
                "REFERENCE ONLY: posterior mean with the true count histogram as prior",
                nonnegative=True, sums_to_one=True, default=False, needs_truth=True,
                interval="posterior"),
@@ -588,37 +548,13 @@ for _spec in (
 # TEMPORARY, DELETE AT MERGE: until bayesldp.models declares its entry point
 # (``[project.entry-points."bayesldp.methods"] models = "bayesldp.models._methods:register"``)
 # the five Bayesian methods are registered here, with their functions imported on first
-# use, and only when no entry point of bayesldp.models is installed. This is the one
-# place the core refers to bayesldp.models; it goes when the models branch is merged.
-
-
-def _load_bayes_power() -> Callable[..., Estimate]:
-    from bayesldp.models.calibrate import bayes_power
-
-    return bayes_power
-
-
-def _load_bayes_consistent() -> Callable[..., Estimate]:
-    from bayesldp.models.consistent import bayes_consistent
-
-    return bayes_consistent
-
-
-def _load_bayes_dirichlet() -> Callable[..., Estimate]:
-    from bayesldp.models.dirichlet import bayes_dirichlet
-
-    return bayes_dirichlet
-
-
-def _load_bayes_hier() -> Callable[..., Estimate]:
-    from bayesldp.models.hierarchical import bayes_hier
-
-    return bayes_hier
+# use (bayesldp.methods._deferred), and only when no entry point of bayesldp.models is
+# installed. It goes, with the bayes loaders of _deferred, when models is merged.
 
 
 def _register_models_until_merge() -> None:
     """Register bayes-power, -power-zi, -consistent, -dirichlet and -hier (temporary)."""
-    bayes_power = _Deferred(_load_bayes_power)
+    bayes_power = Deferred(load_bayes_power)
     bayes = {"nonnegative": True, "bayesian": True, "default": False, "slow": True,
              "interval": "posterior"}  # fmt: skip
     for spec in (
@@ -627,13 +563,13 @@ def _register_models_until_merge() -> None:
                    **bayes),
         MethodSpec("bayes-power-zi", bayes_power, "bayes-power with a point mass at count 0",
                    fixed_options={"zero_inflated": True}, **bayes),
-        MethodSpec("bayes-consistent", _Deferred(_load_bayes_consistent),
+        MethodSpec("bayes-consistent", Deferred(load_bayes_consistent),
                    "posterior mean, shifted power-law prior conditioned on the total",
                    sums_to_one=True, color="black", **bayes),
-        MethodSpec("bayes-dirichlet", _Deferred(_load_bayes_dirichlet),
+        MethodSpec("bayes-dirichlet", Deferred(load_bayes_dirichlet),
                    "posterior mean, symmetric Dirichlet prior with a hyperprior on its "
                    "concentration", sums_to_one=True, minutes=True, **bayes),
-        MethodSpec("bayes-hier", _Deferred(_load_bayes_hier),
+        MethodSpec("bayes-hier", Deferred(load_bayes_hier),
                    "posterior mean, hierarchical Dirichlet prior over a grouping of the domain",
                    sums_to_one=True, minutes=True, **bayes),
     ):  # fmt: skip
