@@ -283,7 +283,7 @@ def _checked_intervals(
     """
     if isinstance(prob, bool) or not isinstance(prob, int | float | np.integer | np.floating):
         raise ValueError(f"prob must be a number in (0, 1), got {prob!r}")
-    prob = check_probability(prob, "prob")
+    prob = check_probability(float(prob), "prob")
     masks = as_masks(sets, estimate.domain_size, "indices")
     kind = _check_kind(estimate, method)
     lo, hi, center = _set_intervals(estimate, masks, prob, kind, bootstrap)

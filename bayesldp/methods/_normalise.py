@@ -175,12 +175,14 @@ def norm_hyb_rows(
         out[normal] = np.where(kept[normal], f[normal], projected)
     if fallback.any():
         out[fallback], theta[fallback] = project_rows(f[fallback], 1.0)
+    fallback_names = np.full(f.shape[0], None, dtype=object)
+    fallback_names[fallback] = "norm-sub"
     info = {
         "threshold": t,
         "alpha": alpha,
         "kept": kept.sum(axis=1),
         "delta": -theta,
-        "fallback": np.where(fallback, "norm-sub", None),
+        "fallback": fallback_names,
     }
     return out, info
 

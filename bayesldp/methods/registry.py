@@ -555,7 +555,7 @@ for _spec in (
 def _register_models_until_merge() -> None:
     """Register bayes-power, -power-zi, -consistent, -dirichlet and -hier (temporary)."""
     bayes_power = Deferred(load_bayes_power)
-    bayes = {"nonnegative": True, "bayesian": True, "default": False, "slow": True,
+    bayes: dict[str, Any] = {"nonnegative": True, "bayesian": True, "default": False, "slow": True,
              "interval": "posterior"}  # fmt: skip
     for spec in (
         MethodSpec("bayes-power", bayes_power,
