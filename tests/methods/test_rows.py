@@ -88,6 +88,8 @@ def test_rows_equal_the_method_row_by_row(oracle, d, n, eps):
     x = fixed_users(d, n)
     ms = [o.simulate(x, rng) for _ in range(6)]
     for name in WITH_ROWS:
+        if name == "ibu":  # its rows are mle's; how near ibu stops: the slow test below
+            continue
         tol = 1e-7 if name.startswith("power") else 1e-12  # power: interpolated in s
         assert_rows_match(name, run_rows(name, ms), one_by_one(name, ms), ms, rtol=tol)
 
