@@ -4,13 +4,16 @@ Frequency oracles produce a :class:`Measurement`; :func:`postprocess` turns it i
 an :class:`Estimate` with any of the methods in :data:`METHODS`.
 """
 
-# Installs what answers Estimate.interval, bootstrap, heavy_hitters and top_k_probability
-# (bayesldp.estimate imports none of the modules that compute them).
-import bayesldp.inference  # noqa: F401
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
+from bayesldp.methods.registry import (
+    BACKENDS,
+    MethodSpec,
+    method_names,
+    postprocess,
+    register_method,
+)
 from bayesldp.oracles import GRR, HR, OLH, ORACLES, OUE, SS, SUE, FrequencyOracle, make_oracle
-from bayesldp.registry import BACKENDS, MethodSpec, method_names, postprocess, register_method
 
 __version__ = "0.1.0"
 

@@ -388,7 +388,7 @@ def write_reports_parquet(
         The files written, in order.
     """
     pq = _require("pyarrow.parquet")
-    from bayesldp.io import atomic_open
+    from bayesldp._io import atomic_open
 
     _check_oracle(oracle)
     gen = check_rng(rng)

@@ -1,53 +1,27 @@
 """The result of post-processing: frequencies plus what is needed to answer queries.
 
-This module is low in the package: it imports no module that computes intervals or
-selections. :class:`Estimate`'s statistical queries (:meth:`Estimate.interval`,
-:meth:`Estimate.bootstrap`, :meth:`Estimate.heavy_hitters`,
-:meth:`Estimate.top_k_probability`) are delegated to an :class:`Inference`, whose
-implementation (:class:`bayesldp.inference.DefaultInference`, built on
-:mod:`bayesldp.intervals` and :mod:`bayesldp.selection`, which re-run methods through the
-registry) sits above the methods that make Estimates; ``import bayesldp`` installs it
-(:func:`set_inference`).
+:class:`Estimate` is frozen: its frequencies and its ``info`` are read-only. Its
+statistical queries (:meth:`Estimate.interval`, :meth:`Estimate.bootstrap`,
+:meth:`Estimate.heavy_hitters`, :meth:`Estimate.top_k_probability`) call their
+implementations in :mod:`bayesldp.intervals` and :mod:`bayesldp.selection` directly,
+imported inside each method: those modules re-run methods, which make Estimates, so
+they sit above this one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from bayesldp._validation import check_indices, check_int, check_k
+from bayesldp._draws import check_draw_range
+from bayesldp._validation import check_indices, check_k
 from bayesldp.measurement import Measurement
 
-__all__ = [
-    "DRAW_CHUNK",
-    "ROW_CACHE_MAX_BYTES",
-    "Estimate",
-    "Inference",
-    "StoredDraws",
-    "Uncertainty",
-    "cached_rows",
-    "check_draw_range",
-    "get_inference",
-    "row_generator",
-    "set_inference",
-    "subset_sum_draws",
-]
-
-#: Rows of draws generated at a time when summing over subsets (bounds memory at large d).
-DRAW_CHUNK = 64
-
-#: Largest ``(n_draws, d)`` float64 array of draws an :class:`Uncertainty` that generates
-#: its rows keeps after the first query (:func:`cached_rows`); larger ones regenerate the
-#: rows asked for at every query. 512 MiB: 67 million entries, e.g. 1000 posterior
-#: draws of the 42,178 wordfreq items (337 MB): with the former 128 MiB, bayes-consistent
-#: at that d regenerated them at every query (``python benchmarks/interval_speed.py --d
-#: 42178 --queries 3 --methods bayes-consistent``, load 1.3: 7.3 s per single-item
-#: interval uncached, 0.011 s cached). At d = 10^6 the draws (8 GB) are still regenerated
-#: per query. Set it to 0 to turn every cache off.
-ROW_CACHE_MAX_BYTES = 512 * 2**20
+__all__ = ["Estimate", "StoredDraws", "Uncertainty"]
 
 
 @runtime_checkable
@@ -58,10 +32,10 @@ class Uncertainty(Protocol):
     :meth:`Estimate.interval`. Draws are generated on demand, chunk by chunk, so an
     implementation can keep compact per-item parameters instead of an
     ``(n_draws, d)`` array; row ``i`` must be the same whatever chunk it is asked in
-    (:func:`row_generator` gives each row its own random stream).
+    (:func:`bayesldp._draws.row_generator` gives each row its own random stream).
 
     The rows :meth:`sample` returns are read-only: they may be a view of rows kept in
-    memory (:class:`StoredDraws`, or rows cached by :func:`cached_rows`, which every
+    memory (:class:`StoredDraws`, or rows cached by :func:`bayesldp._draws.cached_rows`, which every
     implementation in the package uses), so a caller that needs to change them makes a
     copy. The implementations here return read-only rows whether or not they are cached,
     so a caller that writes into them fails at every size, not only when the draws are
@@ -93,7 +67,7 @@ class Uncertainty(Protocol):
         ----------
         start, stop : int
             First draw and one past the last, ``0 <= start <= stop <= n_draws``
-            (:func:`check_draw_range`).
+            (:func:`bayesldp._draws.check_draw_range`).
 
         Returns
         -------
@@ -101,100 +75,6 @@ class Uncertainty(Protocol):
             Read-only, shape ``(stop - start, d)``.
         """
         ...
-
-
-def check_draw_range(start, stop, n_draws: int) -> tuple[int, int]:
-    """Return ``(start, stop)`` as ints if ``0 <= start <= stop <= n_draws``, else raise.
-
-    The one check of the rows asked of an :class:`Uncertainty`
-    (``sample(start, stop)``); the ValueError names ``start`` or ``stop``, and bools,
-    floats and other non-integers are refused (:func:`bayesldp._validation.check_int`).
-
-    Parameters
-    ----------
-    start, stop : int
-        First draw and one past the last.
-    n_draws : int
-        Number of draws available.
-
-    Returns
-    -------
-    tuple of int
-        ``(start, stop)``.
-    """
-    start = check_int(start, "start", minimum=0, maximum=n_draws)
-    stop = check_int(stop, "stop", minimum=start, maximum=n_draws)
-    return start, stop
-
-
-def row_generator(seed: int, *key: int) -> np.random.Generator:
-    """Return the random stream of one row of draws: ``SeedSequence(seed, spawn_key=key)``.
-
-    Row ``i`` of a set of draws uses ``row_generator(seed, i)``, so it is the same
-    whatever chunk asks for it; a longer ``key`` separates several families of streams
-    under one seed (e.g. ``(0, b)`` for bootstrap replicate ``b`` and ``(1, i)`` for
-    row ``i``). The generator is PCG64, as ``numpy.random.default_rng`` makes.
-
-    Parameters
-    ----------
-    seed : int
-        Seed of the whole set of draws.
-    *key : int
-        The row's spawn key, e.g. its number.
-    """
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))
-
-
-def cached_rows(
-    cache: dict,
-    generate: Callable[[int, int], np.ndarray],
-    start,
-    stop,
-    n_draws: int,
-    d: int,
-) -> np.ndarray:
-    """Rows ``start .. stop - 1`` of ``n_draws`` generated rows, kept after the first query.
-
-    The one implementation of :meth:`Uncertainty.sample` for draws generated on demand.
-    When the whole ``(n_draws, d)`` float64 array takes at most
-    :data:`ROW_CACHE_MAX_BYTES`, the first query generates every row once
-    (``generate(0, n_draws)``) and keeps it in ``cache["rows"]``, so later queries (an
-    interval per subset) only read it; otherwise each query generates the rows it asks
-    for. ``generate`` must give row ``i`` the same values whatever range it is asked in,
-    so the two paths return the same numbers.
-
-    Parameters
-    ----------
-    cache : dict
-        Where the rows are kept (key ``"rows"``): the caller's cache, e.g. a frozen
-        dataclass's ``field(default_factory=dict, init=False, compare=False, repr=False)``.
-    generate : callable
-        ``generate(start, stop)`` returns rows ``start .. stop - 1`` as a new float64
-        array of shape ``(stop - start, d)``.
-    start, stop : int
-        First draw and one past the last, ``0 <= start <= stop <= n_draws``
-        (:func:`check_draw_range`).
-    n_draws : int
-        Number of rows available.
-    d : int
-        Length of a row (the domain size).
-
-    Returns
-    -------
-    numpy.ndarray
-        Read-only, shape ``(stop - start, d)``: a view of the cached rows, or the newly
-        generated rows (made read-only too, so callers see one behaviour).
-    """
-    start, stop = check_draw_range(start, stop, n_draws)
-    if n_draws * d * np.dtype(np.float64).itemsize > ROW_CACHE_MAX_BYTES:
-        rows = generate(start, stop)
-        rows.setflags(write=False)
-        return rows
-    if "rows" not in cache:
-        rows = generate(0, n_draws)
-        rows.setflags(write=False)
-        cache["rows"] = rows
-    return cache["rows"][start:stop]
 
 
 @dataclass(frozen=True)
@@ -228,100 +108,6 @@ class StoredDraws:
         return rows
 
 
-@runtime_checkable
-class Inference(Protocol):
-    """What answers an :class:`Estimate`'s statistical queries.
-
-    Each method receives the Estimate it answers for; the Estimate's methods of the
-    same names pass their arguments on unchecked and return what these return (see them
-    for the meaning of the arguments).
-    """
-
-    def interval(self, estimate: Estimate, indices, prob: float, method: str | None) -> Any:
-        """Interval for a subset sum (:meth:`Estimate.interval`).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        indices, prob, method
-            As in :meth:`Estimate.interval`, passed on unchecked.
-        """
-        ...
-
-    def bootstrap(self, estimate: Estimate, n_replicates: int, rng: Any) -> Uncertainty:
-        """Fresh parametric bootstrap replicates (:meth:`Estimate.bootstrap` caches them).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate to replicate.
-        n_replicates, rng
-            As in :meth:`Estimate.bootstrap`, passed on unchecked.
-        """
-        ...
-
-    def heavy_hitters(self, estimate: Estimate, threshold: float, alpha: float) -> Any:
-        """Items above ``threshold`` with error control (:meth:`Estimate.heavy_hitters`).
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        threshold, alpha : float
-            As in :meth:`Estimate.heavy_hitters`, passed on unchecked.
-        """
-        ...
-
-    def top_k_probability(self, estimate: Estimate, k: int) -> np.ndarray:
-        """Per-item probability of being among the ``k`` largest.
-
-        Parameters
-        ----------
-        estimate : Estimate
-            The estimate asked about.
-        k : int
-            As in :meth:`Estimate.top_k_probability`, passed on unchecked.
-        """
-        ...
-
-
-_inference: Inference | None = None
-
-
-def set_inference(inference: Inference) -> None:
-    """Install what answers every Estimate's statistical queries.
-
-    ``import bayesldp`` installs :class:`bayesldp.inference.DefaultInference`; call this
-    only to replace it (e.g. in a test).
-
-    Parameters
-    ----------
-    inference : Inference
-        An object with the four methods of :class:`Inference`.
-    """
-    if not isinstance(inference, Inference):
-        raise ValueError(
-            "inference must provide interval, bootstrap, heavy_hitters and "
-            f"top_k_probability, got {type(inference).__name__}"
-        )
-    global _inference
-    _inference = inference
-
-
-def get_inference() -> Inference:
-    """Return the installed :class:`Inference`.
-
-    A RuntimeError if none is (``import bayesldp`` installs one).
-    """
-    if _inference is None:
-        raise RuntimeError(
-            "no Inference is installed, so Estimate queries cannot be answered; "
-            "import bayesldp (it installs bayesldp.inference.DefaultInference)"
-        )
-    return _inference
-
-
 @dataclass(frozen=True)
 class Estimate:
     """Post-processed frequency estimates.
@@ -335,8 +121,10 @@ class Estimate:
         Name of the method that produced it.
     measurement : Measurement
         The raw measurement it was computed from.
-    info : dict
-        Method-specific diagnostics (thresholds, fitted exponents, solver status, ...).
+    info : mapping
+        Method-specific diagnostics (thresholds, fitted exponents, solver status, ...):
+        plain values, read-only once the Estimate is made (to add to it, make a new
+        Estimate with :func:`dataclasses.replace`).
     query_basis : numpy.ndarray, optional
         For query-time rules (``post-pos``): the vector whose subset sums are clipped
         at zero. ``None`` means subset queries sum :attr:`frequencies`.
@@ -353,15 +141,18 @@ class Estimate:
     frequencies: np.ndarray
     method: str
     measurement: Measurement
-    info: dict[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
     query_basis: np.ndarray | None = None
     draws: np.ndarray | None = None
     inference_data: Any = field(default=None, repr=False)
     uncertainty: Uncertainty | None = field(default=None, repr=False)
+    # The one mutable part: bootstrap replicates already computed for this estimate
+    # (:meth:`bootstrap`, keyed by size and seed); a result cache, not state: a query
+    # gives the same answer with or without it. Not compared, copied or pickled.
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check the frequencies (shape ``(d,)``, finite) and make them read-only."""
+        """Check the frequencies (shape ``(d,)``, finite); make them and ``info`` read-only."""
         f = np.asarray(self.frequencies, dtype=np.float64)
         d = self.measurement.domain_size
         if f.shape != (d,):
@@ -370,6 +161,9 @@ class Estimate:
             raise ValueError(f"method {self.method!r} produced non-finite frequencies")
         f.setflags(write=False)
         object.__setattr__(self, "frequencies", f)
+        if not isinstance(self.info, Mapping):
+            raise ValueError(f"info must be a mapping, got {type(self.info).__name__}")
+        object.__setattr__(self, "info", MappingProxyType(dict(self.info)))
         if self.draws is not None:
             draws = np.asarray(self.draws, dtype=np.float64)
             if draws.ndim != 2 or draws.shape[1] != d:
@@ -382,6 +176,19 @@ class Estimate:
                 f"uncertainty must provide kind, n_draws and sample(start, stop), "
                 f"got {type(self.uncertainty).__name__}"
             )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Return the fields for pickling (``info`` as a dict; the cache is left out)."""
+        state = {key: value for key, value in self.__dict__.items() if key != "_cache"}
+        state["info"] = dict(self.info)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the fields from :meth:`__getstate__`, ``info`` read-only again."""
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "info", MappingProxyType(dict(state["info"])))
+        object.__setattr__(self, "_cache", {})
 
     @property
     def domain_size(self) -> int:
@@ -452,15 +259,15 @@ class Estimate:
             Nominal coverage, in (0, 1).
         method : {None, "normal", "bootstrap", "percentile", "posterior"}
             ``None`` uses the natural interval: ``"posterior"`` for an estimate with
-            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for
-            ``base`` and ``post-pos``, ``"bootstrap"`` for every other method (declared
-            once per method as ``MethodSpec.interval``).
+            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for every
+            other method (declared once per method as ``MethodSpec.interval``).
 
             - ``"normal"`` (every estimate): the raw unbiased set estimate plus or minus
               a normal quantile times its exact standard deviation, covariances between
               items included (:func:`bayesldp.intervals.subset_variance`), at plug-in
               frequencies; centred at the raw estimate, not at this method's answer
-              (``post-pos`` clips it at 0 like its answers).
+              (``post-pos`` clips it at 0 like its answers). Calibrated for every set
+              chosen independently of the data, whatever the method.
             - ``"bootstrap"`` (non-Bayesian registered methods): the basic parametric
               bootstrap interval :math:`[T - (q_{hi} - \theta^*), T - (q_{lo} -
               \theta^*)]`, with ``T`` this method's answer, ``\theta^*`` the set's
@@ -472,8 +279,9 @@ class Estimate:
         Returns
         -------
         bayesldp.intervals.Interval
-            A tuple ``(lo, hi)`` (intersected with [0, 1]) with attributes ``kind``
-            (which interval was used), ``prob``, ``center`` and ``note``.
+            A tuple ``(lo, hi)`` (intersected with [0, 1]) with attributes ``kind``,
+            ``prob``, ``center``, ``centered_on`` (what the interval is built around)
+            and ``note`` (e.g. that this method's answer lies outside the interval).
 
         Raises
         ------
@@ -485,31 +293,34 @@ class Estimate:
         Warns
         -----
         RuntimeWarning
-            Where the interval is known to undercover; see Notes.
+            Where the interval asked for is known to undercover; see Notes.
 
         Notes
         -----
-        Measured coverage of 90% intervals (``experiments/interval_coverage.py``,
-        ``paper/intervals.md``). The normal interval of the raw estimates is calibrated
-        for every set (it is exact up to the normal approximation and the plug-in).
-        Bootstrap intervals of methods that clip at 0 undercover for sets whose answer is
-        0: replicates around a fitted 0 cannot go below it; a RuntimeWarning says so.
-        Posterior intervals: only a posterior that knows the counts add up to ``n``
-        (``bayes-consistent``) gives calibrated intervals for large sets;
-        ``bayes-power``'s draws sum to about 0.9 on Zipf data, so its intervals for sets
-        of 10% or 50% of the domain miss the truth most of the time
-        (``experiments/bayes_accuracy.py``). Single values are fine with either.
+        Coverage is measured in ``experiments/interval_coverage.py`` (results in
+        ``paper/intervals.md``). The normal interval of the raw estimates is exact up to
+        the normal approximation and the plug-in. Bootstrap intervals of methods that
+        clip at 0 undercover for sets whose answer is near 0 (replicates around a
+        fitted 0 cannot go below it), and percentile intervals do not correct the
+        method's bias: a RuntimeWarning says so. Posterior intervals are as good as the
+        model: a posterior that does not know the counts add up to ``n`` can miss the
+        sums of large sets. Items chosen from the data (e.g. the top ``k`` by this
+        estimate) are a different question, which no interval of this kind answers.
         """
-        return get_inference().interval(self, indices, prob, method)
+        from bayesldp.intervals._sets import estimate_interval
+
+        return estimate_interval(self, indices, prob, method)
 
     def bootstrap(self, n_replicates: int = 200, rng=0) -> Uncertainty:
         """Parametric bootstrap replicates of this estimate's method (cached).
 
         Support counts are simulated from the fitted frequencies (this estimate's,
-        clipped at 0, normalised to ``n`` users): exactly for GRR, OUE and SUE, by their
-        binomial marginals for OLH, SS and HR; the method is re-run on each with the
-        options recorded in ``info["options"]`` (vectorised where possible). See
-        :class:`bayesldp.intervals.ParametricBootstrap`.
+        projected onto the probability simplex and rounded to ``n`` users): exactly for
+        GRR, OUE and SUE, by their binomial marginals for OLH, SS and HR; the method is
+        re-run on each with the options recorded in ``info["options"]``, through its row
+        function where it has one. See :class:`bayesldp.intervals.ParametricBootstrap`.
+        The replicates are kept on this Estimate (a result cache), so later queries reuse
+        them.
 
         Parameters
         ----------
@@ -525,12 +336,14 @@ class Estimate:
             what ``interval(method="bootstrap")`` and :meth:`top_k_probability` use
             (with the defaults).
         """
+        from bayesldp.intervals import ParametricBootstrap
+
         key = None
         if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
             key = ("bootstrap", n_replicates, int(rng))
             if key in self._cache:
                 return self._cache[key]
-        boot = get_inference().bootstrap(self, n_replicates, rng)
+        boot = ParametricBootstrap(self, n_replicates, rng)
         if key is not None:
             self._cache[key] = boot
         return boot
@@ -560,7 +373,9 @@ class Estimate:
             ``indices`` (strongest first), ``rule``, and ``p_values`` /
             ``adjusted_p_values`` or ``probabilities`` for every item.
         """
-        return get_inference().heavy_hitters(self, threshold, alpha)
+        from bayesldp.selection import estimate_heavy_hitters
+
+        return estimate_heavy_hitters(self, threshold, alpha)
 
     def top_k_probability(self, k: int) -> np.ndarray:
         """For each item, the probability that it is among the ``k`` largest.
@@ -581,21 +396,6 @@ class Estimate:
         numpy.ndarray
             Length ``d``, values in [0, 1].
         """
-        return get_inference().top_k_probability(self, k)
+        from bayesldp.selection import estimate_top_k_probability
 
-
-def subset_sum_draws(uncertainty: Uncertainty, indices: np.ndarray) -> np.ndarray:
-    """Every draw of the sum over ``indices``, generated chunk by chunk (length ``n_draws``).
-
-    Parameters
-    ----------
-    uncertainty : Uncertainty
-        The draws.
-    indices : numpy.ndarray
-        Items in the set (integer indices or a boolean mask; not checked).
-    """
-    out = np.empty(uncertainty.n_draws)
-    for start in range(0, uncertainty.n_draws, DRAW_CHUNK):
-        stop = min(start + DRAW_CHUNK, uncertainty.n_draws)
-        out[start:stop] = uncertainty.sample(start, stop)[:, indices].sum(axis=1)
-    return out
+        return estimate_top_k_probability(self, k)

@@ -14,7 +14,6 @@ from bayesldp._validation import check_estimates, check_float, check_int, check_
 from bayesldp.estimate import Estimate
 
 __all__ = [
-    "HeavyHitterScore",
     "heavy_hitters",
     "mae",
     "mse",

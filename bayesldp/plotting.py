@@ -78,7 +78,7 @@ def new_figure(
 def method_style(method: str) -> dict[str, Any]:
     """Line keyword arguments for ``method``: stable colour and marker, dashed for cvxpy.
 
-    Colours follow the registration order of :mod:`bayesldp.registry`: the first ten
+    Colours follow the registration order of :mod:`bayesldp.methods.registry`: the first ten
     methods in tab10 with circles, the next eight in Dark2 with squares, a spec's own
     ``color`` where it has one; ``NAME@cvxpy`` draws like ``NAME`` with a dashed line and
     open markers, so agreement shows as overlap. Names outside the registry get a stable
@@ -96,7 +96,7 @@ def method_style(method: str) -> dict[str, Any]:
     """
     from matplotlib import colormaps
 
-    from bayesldp.registry import get_method, method_names
+    from bayesldp.methods.registry import get_method, method_names
 
     base, _, backend = method.partition("@")
     names = method_names()
@@ -128,7 +128,7 @@ def method_order(methods: Sequence[str]) -> list[str]:
     methods : sequence of str
         Method names, optionally with ``@backend``; duplicates are dropped.
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     methods = list(dict.fromkeys(methods))
     rank = {name: i for i, name in enumerate(method_names())}
@@ -153,7 +153,7 @@ def method_panels(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     -------
     left, right : list of str
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     methods = list(dict.fromkeys(methods))
     left_names = method_names(panel="left") + method_names(panel="both")

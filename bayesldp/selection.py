@@ -16,19 +16,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm as _normal
 
+from bayesldp._draws import DRAW_CHUNK
 from bayesldp._validation import check_estimates, check_float, check_k
-from bayesldp.estimate import DRAW_CHUNK, Estimate, Uncertainty
+from bayesldp.estimate import Estimate, Uncertainty
+from bayesldp.intervals import ParametricBootstrap
 from bayesldp.measurement import Measurement
 
-__all__ = [
-    "HeavyHitters",
-    "estimate_heavy_hitters",
-    "holm",
-    "item_p_values",
-    "top_k_probability",
-]
+__all__ = ["HeavyHitters", "holm", "item_p_values", "top_k_probability"]
 
 
 def holm(p_values, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -90,9 +85,11 @@ def item_p_values(m: Measurement, threshold: float) -> tuple[np.ndarray, float]:
     sd : float
         :math:`\sigma_t`.
     """
+    from scipy.special import ndtr  # the normal distribution function
+
     var = np.max(m.variance(np.array([0.0, threshold])))
     sd = math.sqrt(float(var))
-    return _normal.sf((m.estimates - threshold) / sd), sd
+    return ndtr(-(m.estimates - threshold) / sd), sd
 
 
 @dataclass(frozen=True)
@@ -162,8 +159,6 @@ def estimate_heavy_hitters(estimate: Estimate, threshold, alpha=0.05) -> HeavyHi
     threshold = check_float(threshold, "threshold", minimum=0.0, maximum=1.0, strict_minimum=True)
     alpha = check_float(alpha, "alpha", minimum=0.0, maximum=1.0, strict_minimum=True,
                         strict_maximum=True)  # fmt: skip
-    from bayesldp.intervals import ParametricBootstrap
-
     unc = estimate.uncertainty
     if unc is not None and not isinstance(unc, ParametricBootstrap):
         prob = _exceed_probability(unc, threshold)
@@ -214,3 +209,28 @@ def top_k_probability(uncertainty: Uncertainty, k: int, clip: bool = False) -> n
         hits += np.bincount(top.ravel(), minlength=d)
     assert hits is not None, "an Uncertainty has at least one draw"
     return hits / uncertainty.n_draws
+
+
+def estimate_top_k_probability(estimate: Estimate, k: int) -> np.ndarray:
+    """Implement :meth:`bayesldp.Estimate.top_k_probability` (see there).
+
+    From the estimate's own draws when it has them, else from its parametric bootstrap
+    (:meth:`Estimate.bootstrap` with its defaults, cached on the estimate).
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate asked about; ``post-pos`` draws are clipped at 0 first.
+    k : int
+        In ``[1, d]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-item probability of being among the ``k`` largest; sums to ``k``.
+    """
+    k = check_k(k, estimate.domain_size)
+    unc = estimate.uncertainty
+    if unc is None or isinstance(unc, ParametricBootstrap):
+        unc = estimate.bootstrap()
+    return top_k_probability(unc, k, clip=estimate.query_basis is not None)

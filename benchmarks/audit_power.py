@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
+from bayesldp._io import markdown_table, write_csv, write_json
 from bayesldp.audit import audit_oracle, clopper_pearson
-from bayesldp.io import markdown_table, write_csv, write_json
 from bayesldp.oracles import OLH, SS, FrequencyOracle, make_oracle
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bayesldp.io import write_csv
+from bayesldp._io import write_csv
 
 if __package__:  # imported as benchmarks.bayes_speed
     from benchmarks import results_table

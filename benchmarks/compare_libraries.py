@@ -30,7 +30,7 @@ import pandas as pd
 
 import bayesldp
 from bayesldp import datasets, metrics
-from bayesldp.io import write_csv
+from bayesldp._io import write_csv
 
 
 def _timed(func, *args, **kwargs):

@@ -41,8 +41,8 @@ from matplotlib.figure import Figure
 
 import bayesldp
 from bayesldp import convex, datasets, methods
+from bayesldp._io import write_csv, write_json
 from bayesldp.convex._solve import DEFAULT_SOLVERS
-from bayesldp.io import write_csv, write_json
 from bayesldp.plotting import save_figure
 
 logger = logging.getLogger("convex_bench")

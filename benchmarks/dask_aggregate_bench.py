@@ -37,7 +37,7 @@ import pandas as pd
 
 import bayesldp
 from bayesldp import aggregate
-from bayesldp.io import write_csv, write_json
+from bayesldp._io import write_csv, write_json
 
 logger = logging.getLogger("dask_aggregate_bench")
 

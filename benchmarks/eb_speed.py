@@ -48,6 +48,7 @@ import pandas as pd
 
 import bayesldp
 from bayesldp import datasets
+from bayesldp._io import write_csv
 from bayesldp.empirical_bayes import (
     count_grid,
     count_likelihood,
@@ -57,7 +58,6 @@ from bayesldp.empirical_bayes import (
     tilted_posterior,
 )
 from bayesldp.empirical_bayes._likelihood import total_corrected_counts
-from bayesldp.io import write_csv
 
 
 def timed(func: Callable[[], Any]) -> tuple[Any, float]:

@@ -30,7 +30,7 @@ def write_rows(rows: list[dict], args: argparse.Namespace) -> None:
         return
     import pandas as pd
 
-    from bayesldp.io import write_csv
+    from bayesldp._io import write_csv
 
     write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(rows))
 

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 import bayesldp
-from bayesldp.io import write_csv, write_json
+from bayesldp._io import write_csv, write_json
 from bayesldp.oracles._blocks import rows_per_block
 from bayesldp.oracles._exact_random import random_words
 

@@ -34,8 +34,8 @@ from bayesldp import metrics
 from bayesldp._io import write_csv
 from bayesldp.datasets import Dataset
 from bayesldp.experiments.fixed_set import main_grouping
+from bayesldp.methods.registry import method_names, parse_method
 from bayesldp.plotting import dot_plot, new_figure, save_figure
-from bayesldp.registry import method_names, parse_method
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
 
 #: The comparison of paper/bayes.md: the best NumPy methods and the two Bayesian models.

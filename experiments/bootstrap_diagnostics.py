@@ -32,8 +32,8 @@ import pandas as pd
 from bayesldp import intervals, metrics
 from bayesldp._io import atomic_open, markdown_table, write_csv
 from bayesldp.datasets import Dataset
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
-from bayesldp.registry import postprocess
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 METHODS = ("norm-sub", "norm-hyb", "mle", "base-pos", "power-ns")

@@ -18,8 +18,8 @@ from bayesldp import metrics
 from bayesldp.datasets import Dataset
 from bayesldp.experiments import SYNTHETIC
 from bayesldp.experiments.fixed_set import dataset_groups, main_grouping
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import new_figure, save_figure
-from bayesldp.registry import postprocess
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 #: Consistent methods whose estimate the synthetic dataset is drawn from (param codes).

@@ -18,8 +18,8 @@ import pandas as pd
 
 from bayesldp import metrics
 from bayesldp.datasets import Dataset
+from bayesldp.methods.registry import method_names
 from bayesldp.plotting import dataset_note, dot_plot
-from bayesldp.registry import method_names
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
 from bayesldp.runner._datasets import load_dataset
 

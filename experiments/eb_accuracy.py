@@ -51,8 +51,8 @@ from bayesldp import empirical_bayes, intervals, metrics
 from bayesldp._io import atomic_open, markdown_table, write_csv
 from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import runnable_methods
+from bayesldp.methods.registry import parse_method
 from bayesldp.plotting import dataset_note, method_order, method_style, new_figure, save_figure
-from bayesldp.registry import parse_method
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
 from bayesldp.runner._seeding import method_seed
 

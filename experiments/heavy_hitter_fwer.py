@@ -44,8 +44,8 @@ from bayesldp import metrics
 from bayesldp._io import atomic_open, markdown_table
 from bayesldp.datasets import Dataset
 from bayesldp.experiments.interval_coverage import cell_seed, runnable_methods
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import dataset_note, method_style, new_figure, save_figure
-from bayesldp.registry import postprocess
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 #: The first script's methods: OUE, Calibrate's two, and the papers' best projections.

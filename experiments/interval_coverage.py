@@ -43,8 +43,9 @@ import pandas as pd
 from bayesldp import intervals, metrics
 from bayesldp._io import atomic_open, markdown_table
 from bayesldp.datasets import Dataset
+from bayesldp.intervals._sets import flagged_sets
+from bayesldp.methods.registry import parse_method
 from bayesldp.plotting import dataset_note, method_order, new_figure, save_figure
-from bayesldp.registry import parse_method
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
 DATASETS = ("zipf", "wordfreq", "us_cities")
@@ -120,7 +121,7 @@ def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]
                 est, stacked, prob, kind, warn=False, bootstrap=boot
             )
             covered = (lo <= value) & (value <= hi)
-            flagged = intervals.flagged_sets(est, stacked, used)
+            flagged = flagged_sets(est, stacked, used)
             for i, query in enumerate(names):
                 sl = slice(bounds[i], bounds[i + 1])
                 stats = {

@@ -35,8 +35,8 @@ import pandas as pd
 
 from bayesldp._io import atomic_open
 from bayesldp.datasets import Dataset
+from bayesldp.methods.registry import postprocess
 from bayesldp.plotting import two_panel_rows
-from bayesldp.registry import postprocess
 from bayesldp.runner import Config, Experiment, Grid, Row, Task, apply_methods
 from bayesldp.runner._seeding import grid_seed
 

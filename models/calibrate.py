@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp import calibrate as P
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
+from bayesldp.methods._calibrate import PosteriorGrid, power_sum
 from bayesldp.models import chebyshev as L
 from bayesldp.models import lomax
 from bayesldp.models.draws import ItemPosteriorDraws, ItemPosteriorTable, PointTables
@@ -224,7 +224,7 @@ def item_moments(
     s: float,
     pi: float,
     shift: float = 0.0,
-    grid: P.PosteriorGrid | None = None,
+    grid: PosteriorGrid | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Per item: probability of a non-zero count, and mean and variance of that count.
 
@@ -241,7 +241,7 @@ def item_moments(
         Prior weight of count 0 (0 without zero inflation).
     shift : float, default 0.0
         Shift of every estimate, in counts (the tilt above).
-    grid : bayesldp.calibrate.PosteriorGrid, optional
+    grid : bayesldp.methods._calibrate.PosteriorGrid, optional
         Interpolated posterior moments covering ``y + shift``; built when omitted.
 
     Returns
@@ -252,13 +252,13 @@ def item_moments(
     y, sigma_c = lik.y, lik.sigma_c
     z = y + shift
     if grid is None:
-        grid = P.PosteriorGrid(s, sigma_c, lik.n, float(z.min()), float(z.max()))
+        grid = PosteriorGrid(s, sigma_c, lik.n, float(z.min()), float(z.max()))
     mean, var = grid.mean(z), grid.variance(z)
     if pi <= 0:
         return np.ones_like(y), mean, var
     lam = shift / sigma_c**2
     log_nonzero = (
-        math.log1p(-pi) - math.log(P.power_sum(s, lik.n)) + grid.log_evidence(z)
+        math.log1p(-pi) - math.log(power_sum(s, lik.n)) + grid.log_evidence(z)
         + lam * y + 0.5 * lam**2 * sigma_c**2
     )  # fmt: skip
     log_zero = math.log(pi) - y**2 / (2 * sigma_c**2)

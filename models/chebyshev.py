@@ -7,7 +7,7 @@ For item ``v`` with count estimate :math:`y_v = n\tilde f_v` and noise
 
     A_v(s) = \log \sum_{x=1}^{n} x^{-s} \exp\!\left(-\frac{(x - y_v)^2}{2\sigma_c^2}\right)
 
-sums over *every* count (exactly, via :class:`bayesldp.calibrate.PosteriorGrid`). It is an
+sums over *every* count (exactly, via :class:`bayesldp.methods._calibrate.PosteriorGrid`). It is an
 analytic function of ``s``, so interpolating it at Chebyshev points of the prior's
 support gives a series accurate to near machine precision; the PyMC models evaluate
 that series (and its gradient) in a handful of operations, whatever ``d`` and ``n``.
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.polynomial import chebyshev as C
 
-from bayesldp import calibrate as P
 from bayesldp.measurement import Measurement
+from bayesldp.methods._calibrate import PosteriorGrid, lagrange_basis, power_sum, spline_nodes
 
 __all__ = [
     "LOG_SQRT_2PI",
@@ -58,7 +58,7 @@ class ChebyshevLikelihood:
     max_error : float
         Largest interpolation error found at off-node check points.
     nodes, node_weights, node_coef : numpy.ndarray, optional
-        With many items: estimates ``nodes`` (``bayesldp.calibrate.spline_nodes``), the
+        With many items: estimates ``nodes`` (``bayesldp.methods._calibrate.spline_nodes``), the
         weights with which sums of smooth functions over the items become sums over the
         nodes (:func:`lagrange_weights`) and the coefficients of
         :math:`A` at each node, shape ``(J, K)``.
@@ -112,7 +112,7 @@ class ChebyshevLikelihood:
 
 
 def _exact_log_evidence(y: np.ndarray, s: float, sigma_c: float, n: int) -> np.ndarray:
-    return P.PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
+    return PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
 
 
 #: Items are summed through node weights when there are more than this many per node.
@@ -138,16 +138,16 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
     k = np.arange(degree)
     t_nodes = np.cos(np.pi * (k + 0.5) / degree)  # Chebyshev points of the first kind
     s_nodes = lo + (t_nodes + 1) * (hi - lo) / 2
-    nodes = P.spline_nodes(float(y.min()), float(y.max()), sigma_c)
+    nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
     use_nodes = y.size > NODE_RATIO * nodes.size
     table, node_table = [], []
     for s in s_nodes:
-        grid = P.PosteriorGrid(s, sigma_c, m.n, float(y.min()), float(y.max()))
+        grid = PosteriorGrid(s, sigma_c, m.n, float(y.min()), float(y.max()))
         table.append(grid.log_evidence(y))
         if use_nodes:
             node_table.append(grid.log_evidence(nodes))
     coef = C.chebfit(t_nodes, np.asarray(table), degree - 1).T  # (d, K)
-    log_h = C.chebfit(t_nodes, [math.log(P.power_sum(s, m.n)) for s in s_nodes], degree - 1)
+    log_h = C.chebfit(t_nodes, [math.log(power_sum(s, m.n)) for s in s_nodes], degree - 1)
     # Check the interpolation between the nodes, on a few items.
     probe = np.unique(np.linspace(0, y.size - 1, min(y.size, 16)).astype(int))
     err = 0.0
@@ -155,7 +155,7 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
         t = (2 * s - lo - hi) / (hi - lo)
         exact = _exact_log_evidence(y[probe], s, sigma_c, m.n)
         err = max(err, float(np.abs(exact - C.chebval(t, coef[probe].T)).max()))
-        err = max(err, abs(math.log(P.power_sum(s, m.n)) - C.chebval(t, log_h)))
+        err = max(err, abs(math.log(power_sum(s, m.n)) - C.chebval(t, log_h)))
     node_weights = node_coef = None
     if use_nodes:
         node_weights = lagrange_weights(y, nodes)
@@ -229,9 +229,5 @@ def lagrange_weights(y: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         raise ValueError("need at least 4 nodes")
     i = np.clip(np.searchsorted(nodes, y) - 2, 0, nodes.size - 4)
     pts = nodes[i[:, None] + np.arange(4)[None, :]]  # (d, 4)
-    w = np.ones((y.size, 4))
-    for k in range(4):
-        for j in range(4):
-            if j != k:
-                w[:, k] *= (y - pts[:, j]) / (pts[:, k] - pts[:, j])
+    w = lagrange_basis(pts, y)
     return np.bincount((i[:, None] + np.arange(4)).ravel(), w.ravel(), minlength=nodes.size)

@@ -24,6 +24,7 @@ it, so that both parts have unit scale.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -458,15 +459,40 @@ def cached_model(key: tuple, build):
     return _MODELS[key]
 
 
-def prior_sampler(concentration_prior: tuple[float, float], d: int):
+@dataclass(frozen=True)
+class DirichletPrior:
+    """The bayes-dirichlet prior of ``f``, as data: ``prior(size, rng)`` draws from it.
+
+    Attributes
+    ----------
+    concentration_prior : (float, float)
+        Mean and standard deviation of the normal prior on the log concentration.
+    d : int
+        Number of items.
+    """
+
+    concentration_prior: tuple[float, float]
+    d: int
+
+    def __call__(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return ``size`` draws of ``f``, shape ``(size, d)``.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        rng : numpy.random.Generator
+            Source of randomness.
+        """
+        mu, sd = self.concentration_prior
+        a = np.exp(rng.normal(mu, sd, size))
+        return dirichlet_draws(np.repeat(a[:, None], self.d, axis=1), rng)
+
+
+def prior_sampler(concentration_prior: tuple[float, float], d: int) -> DirichletPrior:
     """Draws of ``f`` from the bayes-dirichlet prior: ``sample(size, rng)``, shape ``(size, d)``."""
     mu, sd = concentration_prior
-
-    def sample(size: int, rng: np.random.Generator) -> np.ndarray:
-        a = np.exp(rng.normal(mu, sd, size))
-        return dirichlet_draws(np.repeat(a[:, None], d, axis=1), rng)
-
-    return sample
+    return DirichletPrior((float(mu), float(sd)), int(d))
 
 
 def dirichlet_draws(alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -567,14 +593,12 @@ def bayes_dirichlet(
         random_seed=rng, method="bayes-dirichlet", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.ravel()
-    est.info.update(
-        {
-            "a_mean": float(a.mean()),
-            "a_sd": float(a.std()),
-            "concentration_prior": prior,
-            "kind": kind,
-            "prior_sampler": prior_sampler(prior, m.domain_size),
-            "seconds_total": time.perf_counter() - start,
-        }
-    )
-    return est
+    info = {
+        "a_mean": float(a.mean()),
+        "a_sd": float(a.std()),
+        "concentration_prior": prior,
+        "kind": kind,
+        "prior_sampler": prior_sampler(prior, m.domain_size),
+        "seconds_total": time.perf_counter() - start,
+    }
+    return replace(est, info={**est.info, **info})

@@ -13,10 +13,10 @@ moment-matched Gamma laws used before.
 
 :class:`ItemPosteriorDraws` and :class:`ExactTotalDraws` implement
 :class:`bayesldp.estimate.Uncertainty`: row ``i`` of the draws comes from its own
-random stream (:func:`bayesldp.estimate.row_generator`), so it is the same whatever
+random stream (:func:`bayesldp._draws.row_generator`), so it is the same whatever
 chunk asks for it. Nothing of size ``(n_draws, d)`` is needed: rows are generated on
 demand, and kept after the first query only while they take at most
-:data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES` (:func:`bayesldp.estimate.cached_rows`).
+:data:`bayesldp._draws.ROW_CACHE_MAX_BYTES` (:func:`bayesldp._draws.cached_rows`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesldp._draws import cached_rows, row_generator
 from bayesldp._total import condition_on_total
-from bayesldp.estimate import cached_rows, row_generator
 from bayesldp.models.lomax import WINDOW_SIGMA, CountGrid, ExactTotal
 
 #: Spacing of the tabulated estimates, in noise standard deviations.
@@ -191,9 +191,9 @@ class ItemPosteriorDraws:
     (:func:`bayesldp._total.condition_on_total`); otherwise counts are divided by ``n``.
 
     Rows are generated on demand, so that ``d = 10^6`` needs no ``(n_draws, d)`` array.
-    When that array would take at most :data:`bayesldp.estimate.ROW_CACHE_MAX_BYTES`, the
+    When that array would take at most :data:`bayesldp._draws.ROW_CACHE_MAX_BYTES`, the
     first query generates every row once and keeps them, so later queries (an interval
-    per subset) only read them (:func:`bayesldp.estimate.cached_rows`); each row is the
+    per subset) only read them (:func:`bayesldp._draws.cached_rows`); each row is the
     same either way (its own seeded generator).
     """
 

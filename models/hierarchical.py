@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -138,7 +139,49 @@ def build_hier_model(
     return model
 
 
-def hier_prior_sampler(index: np.ndarray, concentration_prior, spread_prior: float):
+@dataclass(frozen=True)
+class HierarchicalPrior:
+    r"""The bayes-hier prior of ``f``, as data: ``prior(size, rng)`` draws from it.
+
+    Attributes
+    ----------
+    index : tuple of int
+        Group of each item.
+    concentration_prior : (float, float)
+        Mean and standard deviation of the normal prior on :math:`\mu`.
+    spread_prior : float
+        Scale of the half-normal prior on :math:`\tau`.
+    """
+
+    index: tuple[int, ...]
+    concentration_prior: tuple[float, float]
+    spread_prior: float
+
+    def __call__(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return ``size`` draws of ``f``, shape ``(size, d)``.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        rng : numpy.random.Generator
+            Source of randomness.
+        """
+        index = np.asarray(self.index, dtype=np.int64)
+        mu0, s0 = self.concentration_prior
+        n_groups = int(index.max()) + 1
+        mu = rng.normal(mu0, s0, size)
+        if n_groups > 1:
+            tau = np.abs(rng.normal(0.0, self.spread_prior, size))
+            log_a = mu[:, None] + tau[:, None] * rng.normal(size=(size, n_groups))
+        else:
+            log_a = mu[:, None]
+        return dirichlet_draws(np.exp(log_a)[:, index], rng)
+
+
+def hier_prior_sampler(
+    index: np.ndarray, concentration_prior, spread_prior: float
+) -> HierarchicalPrior:
     r"""Draws of ``f`` from the bayes-hier prior: ``sample(size, rng)``, shape ``(size, d)``.
 
     Parameters
@@ -153,23 +196,14 @@ def hier_prior_sampler(index: np.ndarray, concentration_prior, spread_prior: flo
 
     Returns
     -------
-    callable
-        ``sample(size, rng)`` with ``size`` an int and ``rng`` a
+    HierarchicalPrior
+        Called as ``sample(size, rng)`` with ``size`` an int and ``rng`` a
         :class:`numpy.random.Generator`.
     """
     mu0, s0 = concentration_prior
-    n_groups = int(index.max()) + 1
-
-    def sample(size: int, rng: np.random.Generator) -> np.ndarray:
-        mu = rng.normal(mu0, s0, size)
-        if n_groups > 1:
-            tau = np.abs(rng.normal(0.0, spread_prior, size))
-            log_a = mu[:, None] + tau[:, None] * rng.normal(size=(size, n_groups))
-        else:
-            log_a = mu[:, None]
-        return dirichlet_draws(np.exp(log_a)[:, index], rng)
-
-    return sample
+    return HierarchicalPrior(
+        tuple(int(i) for i in np.asarray(index)), (float(mu0), float(s0)), float(spread_prior)
+    )
 
 
 def bayes_hier(
@@ -255,15 +289,13 @@ def bayes_hier(
         random_seed=rng, method="bayes-hier", warmup_tree_depth=warmup_tree_depth,
     )  # fmt: skip
     a = est.inference_data.posterior["a"].values.reshape(-1, len(labels))
-    est.info.update(
-        {
-            "a_mean": dict(zip(labels, a.mean(axis=0).tolist(), strict=True)),
-            "groups": labels,
-            "concentration_prior": prior,
-            "spread_prior": s_tau,
-            "kind": kind,
-            "prior_sampler": hier_prior_sampler(index, prior, s_tau),
-            "seconds_total": time.perf_counter() - start,
-        }
-    )
-    return est
+    info = {
+        "a_mean": dict(zip(labels, a.mean(axis=0).tolist(), strict=True)),
+        "groups": labels,
+        "concentration_prior": prior,
+        "spread_prior": s_tau,
+        "kind": kind,
+        "prior_sampler": hier_prior_sampler(index, prior, s_tau),
+        "seconds_total": time.perf_counter() - start,
+    }
+    return replace(est, info={**est.info, **info})

@@ -25,7 +25,7 @@ from scipy import optimize
 from scipy.interpolate import CubicSpline
 from scipy.special import logsumexp
 
-from bayesldp.calibrate import spline_nodes
+from bayesldp.methods._calibrate import spline_nodes
 from bayesldp.models.chebyshev import lagrange_weights
 
 __all__ = [

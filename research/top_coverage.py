@@ -26,7 +26,7 @@ from scipy.special import logsumexp
 
 import bayesldp
 from bayesldp import datasets
-from bayesldp.io import write_csv
+from bayesldp._io import write_csv
 
 
 def oracle_intervals(truth_counts, y, sigma_c, items, prob=0.9):

@@ -140,7 +140,7 @@ def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
     first = cached.sample(3, 9)
     with pytest.raises(ValueError, match="read-only"):
         first[:] = -1.0  # a view of the cache: callers cannot change it
-    monkeypatch.setattr(bayesldp.estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     lazy = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     np.testing.assert_array_equal(cached.sample(0, 30), lazy.sample(0, 30))
     assert not lazy.sample(3, 9).flags.writeable  # read-only uncached too

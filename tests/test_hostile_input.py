@@ -24,7 +24,7 @@ from hypothesis.extra import numpy as hnp
 import bayesldp
 from bayesldp import datasets, metrics
 from bayesldp.errors import ConvergenceError
-from bayesldp.registry import get_method, method_names
+from bayesldp.methods.registry import get_method, method_names
 
 # The default profile is derandomized (the same cases on every run, so CI is
 # reproducible); HYPOTHESIS_PROFILE=thorough searches 10x more cases at random.

@@ -9,7 +9,7 @@ from scipy.stats import norm
 import bayesldp
 from bayesldp import selection
 from bayesldp.estimate import Estimate, StoredDraws
-from bayesldp.registry import postprocess
+from bayesldp.methods.registry import postprocess
 from tests.helpers import toy_measurement, zipf_frequencies
 
 

@@ -1,4 +1,4 @@
-"""The shared pieces of every ``Uncertainty`` (bayesldp.estimate).
+"""The shared pieces of every ``Uncertainty`` (bayesldp._draws) and their users.
 
 ``check_draw_range`` (the one check of ``sample(start, stop)``), ``row_generator`` (the
 one per-row random stream) and ``cached_rows`` (the one row cache, limit
@@ -18,17 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesldp
-from bayesldp import datasets, estimate, intervals
+import bayesldp.intervals._bootstrap as bootstrap_module
+from bayesldp import datasets, intervals
+from bayesldp._draws import ROW_CACHE_MAX_BYTES, cached_rows, check_draw_range, row_generator
 from bayesldp.empirical_bayes import eb_npmle
 from bayesldp.empirical_bayes._posterior import PosteriorTable
-from bayesldp.estimate import (
-    ROW_CACHE_MAX_BYTES,
-    StoredDraws,
-    Uncertainty,
-    cached_rows,
-    check_draw_range,
-    row_generator,
-)
+from bayesldp.estimate import StoredDraws, Uncertainty
 
 # reproducible property tests (the same cases on every run)
 PROPERTY = settings(
@@ -75,7 +70,7 @@ def test_cached_rows_are_read_only_cached_or_not(monkeypatch):
     cached = cached_rows({}, Counting(3), 1, 4, 6, 3)
     with pytest.raises(ValueError, match="read-only"):
         cached[0, 0] = -1.0
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     fresh = cached_rows({}, Counting(3), 1, 4, 6, 3)
     with pytest.raises(ValueError, match="read-only"):
         fresh[0, 0] = -1.0
@@ -83,7 +78,7 @@ def test_cached_rows_are_read_only_cached_or_not(monkeypatch):
 
 
 def test_above_the_limit_only_the_rows_asked_for_are_generated(monkeypatch):
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     cache: dict = {}
     gen = Counting(4)
     cached_rows(cache, gen, 2, 5, 10, 4)
@@ -93,7 +88,7 @@ def test_above_the_limit_only_the_rows_asked_for_are_generated(monkeypatch):
 
 
 def test_the_limit_is_in_bytes_of_the_whole_float64_array(monkeypatch):
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 10 * 4 * 8)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 10 * 4 * 8)
     at_limit, above = Counting(4), Counting(5)
     cached_rows({}, at_limit, 0, 1, 10, 4)
     cached_rows({}, above, 0, 1, 10, 5)
@@ -245,7 +240,7 @@ def test_eb_draws_are_generated_once_and_cached(kind, eb_estimates, monkeypatch)
     with pytest.raises(ValueError, match="read-only"):
         rows[0, 0] = 1.0
     # without the cache: the rows asked for, at every query, with the same values
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     lazy = _fresh(eb_estimates[kind])
     calls.clear()
     np.testing.assert_array_equal(lazy.sample(2, 5), rows)
@@ -267,7 +262,7 @@ def test_eb_intervals_are_the_same_cached_or_not(kind, eb_estimates, monkeypatch
     est = eb_estimates[kind]
     sets = [np.arange(10), np.array([0]), np.arange(5, 40)]
     cached = [est.interval(s, 0.9) for s in sets]
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     lazy = dataclasses.replace(est, uncertainty=_fresh(est))
     assert [tuple(lazy.interval(s, 0.9)) for s in sets] == [tuple(c) for c in cached]
 
@@ -276,20 +271,20 @@ def test_parametric_bootstrap_caches_through_cached_rows(monkeypatch):
     m = bayesldp.OUE(1.0, 30).simulate(np.arange(30) * 10 + 5, np.random.default_rng(1))
     est = bayesldp.postprocess(m, "norm-sub")
     calls = []
-    simulate = intervals.bootstrap_counts
+    simulate = bootstrap_module.bootstrap_counts
 
     def counting(*args):
         calls.append(1)
         return simulate(*args)
 
-    monkeypatch.setattr(intervals, "bootstrap_counts", counting)
+    monkeypatch.setattr(bootstrap_module, "bootstrap_counts", counting)
     boot = intervals.ParametricBootstrap(est, 20, rng=4)
     rows = boot.sample(3, 6)
     boot.sample(0, 20)
     assert len(calls) == 20 and boot.info["seconds"] > 0
     with pytest.raises(ValueError, match="read-only"):
         rows[0, 0] = 1.0
-    monkeypatch.setattr(estimate, "ROW_CACHE_MAX_BYTES", 0)
+    monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
     lazy = intervals.ParametricBootstrap(est, 20, rng=4)
     calls.clear()
     np.testing.assert_array_equal(lazy.sample(3, 6), rows)

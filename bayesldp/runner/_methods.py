@@ -1,6 +1,6 @@
 """Methods in a task: which run, their seeds, their rows, and the warnings they raise.
 
-Methods come from the method registry (:mod:`bayesldp.registry`), plugins included:
+Methods come from the method registry (:mod:`bayesldp.methods.registry`), plugins included:
 any registered method can be named, by ``name`` or ``name@backend``.
 """
 
@@ -33,7 +33,7 @@ def default_methods(bayes: bool = False) -> tuple[str, ...]:
     tuple of str
         Method names in registration order.
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     out = method_names(default=True)
     if bayes:
@@ -47,7 +47,7 @@ def bayes_methods() -> tuple[str, ...]:
     A method declared with ``MethodSpec.minutes`` (minutes per fit at d = 1024) is left
     out; name it (``--methods``) to run it.
     """
-    from bayesldp.registry import method_names
+    from bayesldp.methods.registry import method_names
 
     return method_names(bayesian=True, minutes=False)
 
@@ -70,7 +70,7 @@ def check_methods(specs: Iterable[str]) -> tuple[str, ...]:
     ValueError
         No spec, an unknown method or backend, or a spec given twice.
     """
-    from bayesldp.registry import parse_method
+    from bayesldp.methods.registry import parse_method
 
     specs = tuple(specs)
     if not specs:
@@ -121,7 +121,7 @@ def apply_methods(
     ValueError
         A reference method without ``true_counts``, or an error of a method.
     """
-    from bayesldp.registry import parse_method, postprocess
+    from bayesldp.methods.registry import parse_method, postprocess
 
     estimates: dict[str, Any] = {}
     seconds: dict[str, float] = {}

@@ -23,7 +23,7 @@ import numpy as np
 
 import bayesldp
 from bayesldp.datasets import Dataset, register_dataset
-from bayesldp.registry import postprocess, register_method
+from bayesldp.methods.registry import postprocess, register_method
 
 
 def js_ns(m):

@@ -83,7 +83,7 @@ def test_solver_options_translate_tol_and_max_iter():
 
 
 def test_every_problem_is_a_registered_cvxpy_backend_and_takes_the_options():
-    from bayesldp.registry import get_method, method_names
+    from bayesldp.methods.registry import get_method, method_names
 
     declared = {m for m in method_names() if "cvxpy" in get_method(m).backends}
     assert declared == set(PROBLEMS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesldp.registry import postprocess
+from bayesldp.methods.registry import postprocess
 from bayesldp.runner import get_experiment
 from bayesldp.runner._config import make_tasks
 from bayesldp.runner._run import execute

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from bayesldp.experiments import mle_gap
-from bayesldp.registry import postprocess
+from bayesldp.methods.registry import postprocess
 from bayesldp.runner import build_config, get_experiment, run
 from bayesldp.runner._config import make_tasks
 from bayesldp.runner._run import execute

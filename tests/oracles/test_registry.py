@@ -97,8 +97,8 @@ def test_a_registered_oracle_gets_the_generic_facts(rng):
     from bayesldp import intervals
     from bayesldp.measurement import Measurement, support_count_variance
     from bayesldp.methods import likelihood_kind
+    from bayesldp.methods.registry import postprocess
     from bayesldp.oracles import ORACLES, oracle_class, register_oracle
-    from bayesldp.registry import postprocess
 
     register_oracle(_ToyOracle)
     try:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesldp.registry import BUILTIN, MethodSpec, method_names, parse_method
+from bayesldp.methods.registry import MethodSpec, method_names, parse_method
 from bayesldp.runner import build_config, get_experiment
 from bayesldp.runner._config import make_tasks
 
@@ -52,7 +52,7 @@ def test_bayes_adds_the_quick_bayesian_methods_and_any_method_can_be_named():
     added = set(build_config(demo, bayes=True).methods) - set(build_config(demo).methods)
     assert {"bayes-power", "bayes-power-zi", "bayes-consistent"} <= added
     assert not added & {"bayes-dirichlet", "bayes-hier"}
-    assert added == {s.name for s in BUILTIN if s.bayesian and not s.minutes}
+    assert added == set(method_names(bayesian=True, minutes=False))
     named = build_config(demo, methods=("base", "bayes-dirichlet"), bayes=True).methods
     assert named[:2] == ("base", "bayes-dirichlet") and "bayes-power" in named
     bayes = method_names(bayesian=True, minutes=False)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayesldp.registry import get_method, method_names, postprocess
+from bayesldp.methods.registry import get_method, method_names, postprocess
 from bayesldp.runner import Grid, Task, build_config, get_experiment, run
 from bayesldp.runner._config import make_tasks
 from bayesldp.runner._run import execute
@@ -70,7 +70,7 @@ def test_randomized_methods_get_their_own_reproducible_stream(tmp_path):
 import sys
 import numpy as np
 import bayesldp
-from bayesldp.registry import register_method
+from bayesldp.methods.registry import register_method
 from bayesldp.runner import build_config, get_experiment, run
 
 def noisy(m, *, rng=None):

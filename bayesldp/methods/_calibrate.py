@@ -15,18 +15,16 @@ of counts that carry weight) on a grid of nodes spaced :math:`\sigma_c/16` near 
 and geometrically beyond :math:`16\sigma_c`, and interpolate with a cubic spline. The
 cost is independent of ``d`` apart from the interpolation; the papers' direct sum is
 :math:`O(n d)`. When ``d`` is smaller than the grid, each item is summed directly.
+
+The PyMC models (:mod:`bayesldp.models`) build on the same sums. SciPy's optimisers and
+splines are imported on first use, so that ``import bayesldp`` stays light.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import warnings
 
 import numpy as np
-from scipy import optimize
-from scipy.interpolate import CubicSpline
-from scipy.special import logsumexp
 
 __all__ = [
     "GEOMETRIC_STEP",
@@ -39,6 +37,7 @@ __all__ = [
     "PosteriorGrid",
     "fit_exponent_mean",
     "fit_exponent_mle",
+    "lagrange_basis",
     "log_marginal",
     "posterior_mean",
     "posterior_mean_direct",
@@ -46,8 +45,6 @@ __all__ = [
     "prior_mean",
     "spline_nodes",
 ]
-
-logger = logging.getLogger(__name__)
 
 #: Upper end of the exponent's search interval (both fits).
 S_MAX = 20.0
@@ -117,7 +114,7 @@ def prior_mean(s: float, n: int) -> float:
     return power_sum(s - 1, n) / power_sum(s, n)
 
 
-def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> float:
+def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> tuple[float, str]:
     r"""Fit ``s`` by matching the prior mean count to the observed mean (Calibrate).
 
     Parameters
@@ -131,26 +128,23 @@ def fit_exponent_mean(y_mean: float, n: int, s_max: float = S_MAX) -> float:
 
     Returns
     -------
-    float
-        The exponent; clipped (with a warning) to ``[0, s_max]`` when the observed
-        mean lies outside what the prior family can produce.
+    s : float
+        The exponent; clipped to ``[0, s_max]`` when the observed mean lies outside what
+        the prior family can produce.
+    note : str
+        Why it was clipped ("" when it was not): the caller decides whether to warn.
     """
+    from scipy.optimize import brentq
+
     lo_mean, hi_mean = prior_mean(s_max, n), prior_mean(0.0, n)
     if y_mean >= hi_mean:
-        warnings.warn(
-            f"mean count {y_mean:.3g} is at least the flat prior's mean; using s = 0",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return 0.0
+        return 0.0, f"mean count {y_mean:.3g} is at least the flat prior's mean; using s = 0"
     if y_mean <= lo_mean:
-        warnings.warn(
+        return (
+            s_max,
             f"mean count {y_mean:.3g} is below what s <= {s_max} allows; using s = {s_max}",
-            RuntimeWarning,
-            stacklevel=3,
         )
-        return s_max
-    return float(optimize.brentq(lambda s: prior_mean(s, n) - y_mean, 0.0, s_max, xtol=1e-12))
+    return float(brentq(lambda s: prior_mean(s, n) - y_mean, 0.0, s_max, xtol=1e-12)), ""
 
 
 def _window(y: float, sigma_c: float, n: int) -> tuple[int, int]:
@@ -197,7 +191,7 @@ def _log_sums(
         top = logw.max()
     w = np.exp(logw - top)
     # Plain multiply-and-sum, not ``@``: a multi-threaded BLAS dot on vectors this
-    # short can be a thousand times slower when the cores are busy.
+    # short waits for busy cores.
     wx = w * x
     return top + math.log(w.sum()), top + math.log(wx.sum()), top + math.log((wx * x).sum())
 
@@ -222,6 +216,8 @@ def posterior_mean_direct(y, s: float, sigma_c: float, n: int, full: bool = Fals
     y = np.atleast_1d(np.asarray(y, dtype=np.float64))
     out = np.empty_like(y)
     if full:
+        from scipy.special import logsumexp
+
         x = np.arange(1, n + 1, dtype=np.float64)
         logprior = -s * np.log(x)
         for i, yi in enumerate(y):
@@ -335,6 +331,8 @@ class PosteriorGrid:
         self.nodes = nodes
 
     def _fit(self, nodes: np.ndarray, sums: np.ndarray) -> None:
+        from scipy.interpolate import CubicSpline
+
         self.log_den = CubicSpline(nodes, sums[:, 0])
         self.log_ratio = CubicSpline(nodes, sums[:, 1] - sums[:, 0])
         self.log_ratio2 = CubicSpline(nodes, sums[:, 2] - sums[:, 0])
@@ -462,10 +460,44 @@ def fit_exponent_mle(y, sigma_c: float, n: int, s_max: float = S_MAX) -> float:
     s_max : float, default ``S_MAX``
         Upper end of the search interval ``[0, s_max]`` (bounded scalar search).
     """
-    res = optimize.minimize_scalar(
+    from scipy.optimize import minimize_scalar
+
+    res = minimize_scalar(
         lambda s: -log_marginal(y, s, sigma_c, n),
         bounds=(0.0, s_max),
         method="bounded",
         options={"xatol": 1e-6},
     )
     return float(res.x)
+
+
+def lagrange_basis(points: np.ndarray, at: np.ndarray) -> np.ndarray:
+    r"""Lagrange basis polynomials of ``points`` evaluated at ``at``.
+
+    ``W[..., k] = prod_{j != k} (at - points[j]) / (points[k] - points[j])``, so that
+    ``sum_k W[..., k] g(points[..., k])`` interpolates ``g`` at ``at``. ``points`` has
+    shape ``(..., K)`` and ``at`` shape ``(...)`` (broadcast against each other): one set
+    of nodes for many points (interpolation in ``s``), or each point its own nodes (the
+    local cubic weights of :mod:`bayesldp.models`).
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        Distinct nodes along the last axis, shape ``(..., K)``.
+    at : numpy.ndarray
+        Where to evaluate, shape ``(...)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(..., K)`` (the broadcast shape).
+    """
+    points = np.asarray(points, dtype=np.float64)
+    at = np.asarray(at, dtype=np.float64)[..., None]
+    size = points.shape[-1]
+    w = np.ones(np.broadcast_shapes(points.shape, at.shape))
+    for k in range(size):
+        for j in range(size):
+            if j != k:
+                w[..., k] *= (at[..., 0] - points[..., j]) / (points[..., k] - points[..., j])
+    return w

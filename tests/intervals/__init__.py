@@ -1,0 +1,1 @@
+"""Tests of bayesldp.intervals: one module per module of the package."""

@@ -1,0 +1,1 @@
+"""Tests of bayesldp.methods: one module per module of the package."""

@@ -1,0 +1,59 @@
+"""The accuracy metrics, against direct computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bayesldp
+from bayesldp import metrics
+from tests.helpers import toy_measurement
+
+
+def test_full_domain_metrics():
+    true = np.array([0.5, 0.3, 0.2, 0.0])
+    est = np.array([0.4, 0.35, 0.2, 0.05])
+    assert metrics.mse(true, est) == pytest.approx(np.mean((est - true) ** 2))
+    assert metrics.mae(true, est) == pytest.approx(np.mean(np.abs(est - true)))
+    with pytest.raises(ValueError, match="shape"):
+        metrics.mse(true, est[:3])
+
+
+def test_topk_uses_true_ranking():
+    true = np.array([0.1, 0.6, 0.3])
+    est = np.array([0.5, 0.5, 0.0])
+    # true top-2 are items 1 and 2: errors 0.1 and 0.3
+    assert metrics.topk_mse(true, est, 2) == pytest.approx((0.01 + 0.09) / 2)
+    with pytest.raises(ValueError, match="k must"):
+        metrics.topk_mse(true, est, 5)
+
+
+def test_random_subsets_size_and_uniqueness(rng):
+    masks = metrics.random_subsets(200, 10, 50, rng)
+    assert masks.shape == (50, 200)
+    assert np.all(masks.sum(axis=1) == 20)
+    with pytest.raises(ValueError, match="percent"):
+        metrics.random_subsets(10, 0, 1, rng)
+
+
+def test_set_value_mse_against_direct(rng):
+    m = toy_measurement([0.4, -0.3, 0.2, 0.5, 0.2])
+    true = np.array([0.3, 0.0, 0.2, 0.4, 0.1])
+    est = bayesldp.postprocess(m, "post-pos")
+    seed = 7
+    masks = metrics.random_subsets(5, 40, 20, np.random.default_rng(seed))
+    direct = np.mean([(max(m.estimates[k].sum(), 0) - true[k].sum()) ** 2 for k in masks])
+    got = metrics.set_value_mse(true, est, 40, np.random.default_rng(seed), 20)
+    assert got == pytest.approx(direct)
+
+
+def test_heavy_hitters():
+    true = np.array([0.4, 0.3, 0.2, 0.05, 0.05])
+    est = np.array([0.45, 0.1, 0.25, 0.2, 0.0])
+    score = metrics.heavy_hitters(true, est, 0.15)
+    # truly heavy {0,1,2}; predicted {0,2,3}: tp = 2
+    assert score.precision == pytest.approx(2 / 3)
+    assert score.recall == pytest.approx(2 / 3)
+    assert score.f_score == pytest.approx(2 / 3)
+    empty = metrics.heavy_hitters(true, est, 0.9)
+    assert (empty.precision, empty.recall) == (1.0, 1.0)

@@ -1,0 +1,34 @@
+"""The speed benchmarks of the main path run end to end with tiny arguments.
+
+``benchmarks/scaling.py`` without ``--targets`` is tested in tests/test_benchmarks.py.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchmarks import interval_speed, scaling
+
+
+def test_scaling_targets_tiny(tmp_path):
+    args = scaling.build_parser().parse_args(
+        ["--domains", "200", "--min-users", "2000", "--reps", "1", "--methods", "norm-sub",
+         "--targets", "--simulate-d", "300", "--simulate-n", "20000", "--check-items", "3",
+         "--out", str(tmp_path)]
+    )  # fmt: skip
+    scaling.main(args)
+    targets = pd.read_csv(tmp_path / "targets.csv").set_index("task")["value"]
+    assert {"norm-sub / np.sort", "OUE.simulate", "power", "power-ns"} <= set(targets.index)
+    assert targets["power max |fast - direct sum|"] < 1e-6 * targets["sigma (for scale)"]
+
+
+def test_interval_speed_tiny(tmp_path):
+    args = interval_speed.build_parser().parse_args(
+        ["--d", "32", "--queries", "2", "--replicates", "10", "--methods", "base", "norm-sub",
+         "ibu", "--out", str(tmp_path)]
+    )  # fmt: skip
+    frame = interval_speed.main(args)
+    assert list(frame["method"]) == ["base", "norm-sub", "ibu"]
+    assert set(frame["kind"]) == {"normal"} and frame["vectorised"].all()
+    assert (frame["bootstrap_seconds"] > 0).all()
+    assert (tmp_path / "interval_speed.csv").exists()
