@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayesldp._draws import cached_rows, row_generator
 from bayesldp._threads import limit_threads
 from bayesldp._validation import check_int
 from bayesldp.empirical_bayes._grid import support_probability
 from bayesldp.empirical_bayes._likelihood import count_likelihood
 from bayesldp.empirical_bayes._npmle import PriorSettings, fit_prior
 from bayesldp.empirical_bayes._posterior import PosteriorTable, tilted_posterior
-from bayesldp.estimate import cached_rows, row_generator
 from bayesldp.measurement import Measurement
-from bayesldp.methods import likelihood_kind
+from bayesldp.methods._likelihood import likelihood_kind
 
 
 @dataclass(frozen=True)

@@ -88,11 +88,6 @@ def test_a_dataset_from_an_entry_point_reaches_the_command_line(tmp_path):
     assert set(results["dataset"]) == {"flat:d=16,n=1600"} and set(results["d"]) == {16}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the method registry loads the bayesldp.methods entry points (area/mainpath); "
-    "remove this mark at the merge",
-)
 def test_a_method_from_an_entry_point_reaches_the_command_line(tmp_path):
     plugin = _installed_plugin(tmp_path / "site")
     args = ["experiment", "full_domain_mse", *GRID, "--no-dask", "--methods", "norm-sub,js-ns"]

@@ -38,9 +38,10 @@ from scipy.special import xlogy
 import bayesldp
 from bayesldp import convex, methods
 from bayesldp.convex._polish import KKT_TOL
+from bayesldp.methods._likelihood import likelihood_kind
 from bayesldp.oracles import make_oracle
 from tests.helpers import toy_measurement, zipf_frequencies
-from tests.test_methods import CATALOGUE as METHODS_CATALOGUE
+from tests.methods.test_catalogue import CATALOGUE as METHODS_CATALOGUE
 
 #: Agreement in f (and in the multipliers, relative to max(1, |nu|)) with the reference.
 ATOL = 1e-6
@@ -83,7 +84,7 @@ def literal_objective(method: str, m: bayesldp.Measurement, f: cp.Variable) -> c
     pi = q + (p - q) * f
     loglik = w @ cp.log(pi)
     saturated = xlogy(w, w).sum()
-    if methods.likelihood_kind(m, "auto") == "binomial":
+    if likelihood_kind(m, "auto") == "binomial":
         loglik = loglik + (1 - w) @ cp.log(1 - pi)
         saturated += xlogy(1 - w, 1 - w).sum()
     return scale * (saturated - loglik)
@@ -201,7 +202,7 @@ def mle_derivative(m: bayesldp.Measurement, f: np.ndarray) -> np.ndarray:
     s, pq = m.q * (1 - m.q) / (m.p - m.q) ** 2, m.p - m.q
     w, pi = m.support_counts / m.n, m.q + pq * f
     grad = -pq * w / pi
-    if methods.likelihood_kind(m, "auto") == "binomial":
+    if likelihood_kind(m, "auto") == "binomial":
         grad = grad + pq * (1 - w) / (1 - pi)
     return s * grad
 

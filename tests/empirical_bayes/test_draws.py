@@ -7,9 +7,10 @@ import pytest
 
 import bayesldp
 from bayesldp import datasets, metrics
+from bayesldp._draws import draw_set_sums
 from bayesldp.empirical_bayes import eb_npmle
 from bayesldp.empirical_bayes._draws import simulate_support_counts
-from bayesldp.estimate import Uncertainty, subset_sum_draws
+from bayesldp.estimate import Uncertainty
 from tests.empirical_bayes.helpers import zipf_measurement
 
 
@@ -32,7 +33,9 @@ def test_same_seed_same_draws_whatever_the_chunks(uncertainty):
     # interval() goes through the same draws
     idx = np.arange(10)
     sums = whole[:, idx].sum(axis=1)
-    np.testing.assert_allclose(subset_sum_draws(a.uncertainty, idx), sums)
+    mask = np.zeros(a.domain_size, dtype=bool)
+    mask[idx] = True
+    np.testing.assert_allclose(draw_set_sums(a.uncertainty, mask[None])[0], sums)
     lo, hi = a.interval(idx, 0.8)
     assert (lo, hi) == pytest.approx(tuple(np.quantile(sums, [0.1, 0.9])))
     with pytest.raises(ValueError, match="stop"):

@@ -94,9 +94,10 @@ class _ToyOracle(bayesldp.FrequencyOracle):
 
 
 def test_a_registered_oracle_gets_the_generic_facts(rng):
-    from bayesldp import intervals
+    from bayesldp.intervals._bootstrap import bootstrap_counts
+    from bayesldp.intervals._variance import subset_count_variance
     from bayesldp.measurement import Measurement, support_count_variance
-    from bayesldp.methods import likelihood_kind
+    from bayesldp.methods._likelihood import likelihood_kind
     from bayesldp.methods.registry import postprocess
     from bayesldp.oracles import ORACLES, oracle_class, register_oracle
 
@@ -112,14 +113,14 @@ def test_a_registered_oracle_gets_the_generic_facts(rng):
         idx = [0, 1, 2]
         x_set = m.n * np.clip(m.estimates[idx].sum(), 0, 1)
         expect = support_count_variance(m.n, m.p, m.q, x_set, items=3)
-        assert intervals.subset_count_variance(m, idx) == pytest.approx(expect, rel=1e-12)
-        assert intervals.subset_count_variance(custom, idx) == pytest.approx(expect, rel=1e-12)
+        assert subset_count_variance(m, idx) == pytest.approx(expect, rel=1e-12)
+        assert subset_count_variance(custom, idx) == pytest.approx(expect, rel=1e-12)
         base = postprocess(m, "base")
         normal = base.interval(idx, 0.9, method="normal")
         assert normal == postprocess(custom, "base").interval(idx, 0.9, method="normal")
         assert 0 <= normal.lo < normal.hi <= 1
         # the bootstrap simulates binomial marginals
-        draws = intervals.bootstrap_counts(m, x, np.random.default_rng(4))
+        draws = bootstrap_counts(m, x, np.random.default_rng(4))
         again = np.random.default_rng(4)
         np.testing.assert_array_equal(draws, again.binomial(x, m.p) + again.binomial(m.n - x, m.q))
         estimate = postprocess(m, "norm-sub")
