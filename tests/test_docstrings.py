@@ -1,11 +1,11 @@
 """Every public function and method documents each of its parameters (numpydoc).
 
-The rule, checked on the source (AST) of ``bayesldp/*.py`` and ``models/*.py``:
+The rule, checked on the source (AST) of every module under ``bayesldp/`` and ``models/``:
 
-* public means a function or class named in its module's ``__all__`` and defined there
-  (re-exports are checked where they are defined), and every method of such a class
-  whose name does not start with ``_`` (so ``__init__`` and other dunders are left to
-  the class docstring, as numpydoc does);
+* public means a function or class named in the ``__all__`` of a public module,
+  checked where it is defined (often a private module the public one re-exports), and
+  every method of such a class whose name does not start with ``_`` (so ``__init__``
+  and other dunders are left to the class docstring, as numpydoc does);
 * each parameter must be named in the docstring's ``Parameters`` or ``Other
   Parameters`` section, alone or in a group (``tol, max_iter : int``); ``self`` and
   ``cls`` are not; ``*args`` and ``**kwargs`` are named as such, with or without
@@ -71,30 +71,51 @@ def required_names(func: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -
     return names
 
 
+def _all_names(tree: ast.Module) -> set[str]:
+    """Return the names of a module's ``__all__`` (empty if it has none)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                assert node.value is not None
+                return set(ast.literal_eval(node.value))
+    return set()
+
+
+def _module_trees() -> dict[Path, ast.Module]:
+    """Every module of the packages, subpackages and private modules included."""
+    return {
+        path: ast.parse(path.read_text(), str(path))
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
 def public_functions() -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
-    """Yield (``"path qualname"``, node, is a method) for each public function and method."""
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            tree = ast.parse(path.read_text(), str(path))
-            exported: set[str] = set()
-            for node in tree.body:
-                if isinstance(node, ast.Assign | ast.AnnAssign):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                        assert node.value is not None
-                        exported = set(ast.literal_eval(node.value))
-            for node in tree.body:
-                if getattr(node, "name", None) not in exported:
-                    continue
-                where = f"{package}/{path.name} {node.name}"  # type: ignore[attr-defined]
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    yield where, node, False
-                elif isinstance(node, ast.ClassDef):
-                    for item in node.body:
-                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                            not item.name.startswith("_")
-                        ):
-                            yield f"{where}.{item.name}", item, True
+    """Yield (``"path qualname"``, node, is a method) for each public function and method.
+
+    A name is public when a public module lists it in ``__all__``; it is checked in the
+    module that defines it, which may be a private module the public one re-exports.
+    """
+    trees = _module_trees()
+    exported: set[str] = set()
+    for path, tree in trees.items():
+        if not any(part.startswith("_") and part != "__init__.py" for part in path.parts):
+            exported |= _all_names(tree)
+    for path, tree in trees.items():
+        rel = path.relative_to(ROOT).as_posix()
+        for node in tree.body:
+            if getattr(node, "name", None) not in exported:
+                continue
+            where = f"{rel} {node.name}"  # type: ignore[attr-defined]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield where, node, False
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                        not item.name.startswith("_")
+                    ):
+                        yield f"{where}.{item.name}", item, True
 
 
 def undocumented() -> dict[str, list[str]]:

@@ -25,6 +25,7 @@ import bayesldp
 from bayesldp import datasets, metrics
 from bayesldp.errors import ConvergenceError
 from bayesldp.methods.registry import get_method, method_names
+from tests.helpers import toy_measurement
 
 # The default profile is derandomized (the same cases on every run, so CI is
 # reproducible); HYPOTHESIS_PROFILE=thorough searches 10x more cases at random.
@@ -314,3 +315,67 @@ def test_oracle_aggregate_hostile_reports(name, reports):
     m = outcome(lambda: oracle.aggregate(reports), ["reports"])
     if m is not None:
         assert np.all(np.isfinite(m.estimates)) and m.domain_size == 6
+
+
+def _post(method, **options):
+    return bayesldp.postprocess(toy_measurement([0.5, 0.5]), method, **options)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: datasets.zipf(d=8.5), "d"),
+        (lambda: datasets.zipf(s="1.5"), "s"),
+        (lambda: datasets.beta(n=2.5), "n"),
+        (lambda: datasets.zipf(n=True), "n"),
+        (lambda: metrics.heavy_hitters([0.5, 0.5], [0.5, 0.5], threshold=-1), "threshold"),
+        (lambda: metrics.random_subsets(10, "50", 3, 0), "percent"),
+        (lambda: _post("mle-apx", max_iter="x"), "max_iter"),
+        (lambda: _post("ibu", max_iter=True), "max_iter"),
+        (lambda: _post("base-cut", alpha=True), "alpha"),
+        (lambda: _post("base").interval([0], prob="0.9"), "prob"),
+        (lambda: bayesldp.OUE("1", 8), "epsilon"),
+        (lambda: bayesldp.OUE(True, 8), "epsilon"),
+        (lambda: bayesldp.Measurement.from_support_counts([1, 2], 10.0, 0.5, 0.25), "n"),
+        (lambda: bayesldp.Measurement.from_support_counts([1, 2], 10, "0.5", 0.25), "p"),
+        (lambda: metrics.mse([True, False], [0.5, 0.5]), "true"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_a_value_error_naming_the_argument(call, name):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: bayesldp.metrics.mse([0.5, 0.5, 0.0], [False, 0.5, 0.5]), "estimate"),
+        (lambda: bayesldp.OUE(1.0, 4).privatize([0, True, 2], np.random.default_rng(0)), "values"),
+        (lambda: bayesldp.metrics.mse((0.1, True), [0.5, 0.5]), "true"),
+        (lambda: bayesldp.metrics.mse([0.5, 0.5], [np.array([True]), [0.5]]), "estimate"),
+    ],
+    ids=["estimate", "values", "true", "bool array in a list"],
+)
+def test_a_bool_among_numbers_is_refused(call, name):
+    """A bool in a list of numbers is a ValueError naming the argument.
+
+    NumPy reads [False, 0.5] as floats (found by the thorough Hypothesis profile).
+    """
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_draw_ranges_and_likelihood_kinds_are_checked():
+    """Out-of-range draw ranges and unknown likelihood kinds were silently accepted."""
+    from bayesldp.estimate import StoredDraws
+    from bayesldp.intervals import ParametricBootstrap
+    from bayesldp.models.checks import replicate_counts
+
+    with pytest.raises(ValueError, match="stop must be <= 3"):
+        StoredDraws(np.zeros((3, 2))).sample(2, 5)
+    m = bayesldp.OUE(1.0, 4).simulate(np.array([10, 5, 3, 2]), np.random.default_rng(0))
+    boot = ParametricBootstrap(bayesldp.postprocess(m, "norm-sub"), 4, 0)
+    with pytest.raises(ValueError, match="start"):
+        boot.counts(-1, 2)
+    with pytest.raises(ValueError, match="kind"):
+        replicate_counts("poisson", np.full(4, 0.25), 20, m.p, m.q, np.random.default_rng(0))

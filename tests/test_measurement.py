@@ -61,3 +61,22 @@ def test_measurement_variance_checks_the_frequencies():
 def test_measurement_oracle_must_be_a_name():
     with pytest.raises(ValueError, match="oracle"):
         bayesldp.Measurement.from_support_counts([1, 2], 3, 0.5, 0.25, oracle=3)
+
+
+def test_grr_counts_must_sum_to_n():
+    with pytest.raises(ValueError, match="sum to n"):
+        bayesldp.Measurement.from_support_counts([0, 0, 0], 5, 0.6, 0.2, oracle="GRR")
+    with pytest.raises(ValueError, match="sum to n"):
+        bayesldp.Measurement.from_support_counts([3, 1, 0], 5, 0.6, 0.2, oracle="GRR")
+    m = bayesldp.Measurement.from_support_counts([4, 1, 0], 5, 0.6, 0.2, oracle="GRR")
+    assert bayesldp.postprocess(m, "mle").is_consistent()
+
+
+def test_measurement_estimates_must_match_counts():
+    with pytest.raises(ValueError, match="disagree"):
+        bayesldp.Measurement(
+            estimates=[0.9, 0.1], n=10, p=0.5, q=0.25, support_counts=[0, 0], oracle="OUE"
+        )
+    m = bayesldp.Measurement.from_support_counts([5, 3], 10, 0.5, 0.25)
+    same = bayesldp.Measurement(m.estimates, 10, 0.5, 0.25, m.support_counts)
+    np.testing.assert_array_equal(same.estimates, m.estimates)

@@ -8,7 +8,8 @@ from scipy import optimize, stats
 
 import bayesldp
 from bayesldp import datasets, metrics
-from bayesldp.empirical_bayes import eb_npmle, npmle, oracle_bayes, tilted_posterior
+from bayesldp.empirical_bayes import count_grid, eb_npmle, npmle, oracle_bayes, tilted_posterior
+from bayesldp.empirical_bayes._grid import MAX_GRID_POINTS
 from tests.empirical_bayes.helpers import likelihood_problem, zipf_measurement
 
 
@@ -151,3 +152,39 @@ def test_wordfreq_fit_is_near_the_oracle():
     est = eb_npmle(m, rng=0)
     oracle = oracle_bayes(m, true_counts=data.counts)
     assert metrics.mse(data.frequencies, est) < 1.05 * metrics.mse(data.frequencies, oracle)
+
+
+def test_eb_npmle_all_zero_counts_still_sums_to_one():
+    # every support count 0 (n = 1, HR): the NPMLE puts all its weight at count 0 and no
+    # tilt of it reaches the total; the fallback is named in a warning
+    m = bayesldp.Measurement.from_support_counts(np.array([0, 0]), 1, 0.7310585786300049, 0.5)
+    with pytest.warns(RuntimeWarning, match="eb-npmle"):
+        est = bayesldp.postprocess(m, "eb-npmle", rng=0)
+    assert est.frequencies.min() >= 0 and abs(est.frequencies.sum() - 1) < 1e-12
+
+
+def test_eb_npmle_one_item_no_support_and_raw_total():
+    # Hypothesis (thorough profile): d = 1, n = 1, support count 0, correct_total=False:
+    # every posterior mean is 0 and no tilt reaches n; the answer is the only one possible
+    m = bayesldp.Measurement.from_support_counts(np.array([0]), 1, 0.7310585786300049, 0.5)
+    with pytest.warns(RuntimeWarning, match="eb-npmle"):
+        est = bayesldp.postprocess(m, "eb-npmle", correct_total=False, rng=0)
+    np.testing.assert_array_equal(est.frequencies, [1.0])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"grid_spacing": 1e-300}, {"grid_growth": 1e-300}, {"grid_spacing": 1e-6, "grid_window": 1e6}],
+)
+def test_eb_npmle_refuses_a_grid_of_millions_of_counts(options):
+    # n = 10^7 with counts far apart and a tiny grid step: the grid would step one count
+    # at a time over ~870,000 counts (a large grid_window widens it to all n + 1 counts);
+    # a ValueError naming the options comes before any grid is built
+    oracle = bayesldp.make_oracle("OUE", 1.0, 24)
+    f = 1.0 / np.arange(1, 25) ** 1.5
+    counts = np.random.default_rng(0).multinomial(10**7, f / f.sum())
+    m = oracle.simulate(counts, np.random.default_rng(1))
+    with pytest.raises(ValueError, match="grid_spacing or grid_growth, or lower grid_window"):
+        bayesldp.postprocess(m, "eb-npmle", rng=0, **options)
+    # the default grid is far below the limit
+    assert count_grid(m).size < MAX_GRID_POINTS / 20

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
 
 import bayesldp
+from bayesldp import datasets, metrics
+from bayesldp.errors import ConvergenceWarning
 from tests.helpers import toy_measurement, zipf_frequencies
 from tests.methods.test_catalogue import CATALOGUE, run_quietly
 
@@ -140,3 +143,64 @@ def test_multinomial_likelihood_needs_counts_summing_to_n():
 
     with pytest.raises(ValueError, match="sum to 110, n=100"):
         resolve_kind(m, "multinomial")
+
+
+def _kkt_gap(m, f):
+    """Largest violation of the binomial/multinomial MLE's KKT conditions (per user)."""
+    kind = "multinomial" if m.oracle == "GRR" else "binomial"
+    c = m.support_counts.astype(float)
+    pi = m.q + (m.p - m.q) * f
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = np.where(c > 0, c / pi, 0.0)
+        if kind == "binomial":
+            grad -= np.where(c < m.n, (m.n - c) / (1 - pi), 0.0)
+    grad *= (m.p - m.q) / m.n
+    return grad.max() - f @ grad  # the duality gap: 0 at the MLE
+
+
+def test_mle_with_zero_support_counts():
+    rng = np.random.default_rng(3)
+    data = datasets.zipf(1.5, 1024, 10_000, rng=0)
+    m = bayesldp.OUE(8.0, 1024).simulate(data.counts, rng)
+    assert (m.support_counts == 0).sum() > 10  # the review saw 36
+    est = bayesldp.postprocess(m, "mle")
+    assert est.is_consistent()
+    assert _kkt_gap(m, est.frequencies) < 1e-12
+
+
+@pytest.mark.parametrize("counts", [[1, 0, 0], [0, 0, 0], [1, 1, 1]])
+def test_mle_with_one_user(counts):
+    m = bayesldp.Measurement.from_support_counts(counts, 1, 0.5, 0.25, oracle="OUE")
+    est = bayesldp.postprocess(m, "mle")
+    assert est.is_consistent()
+    assert _kkt_gap(m, est.frequencies) < 1e-12
+
+
+def test_ibu_stopping_rule_is_scale_free():
+    rng = np.random.default_rng(7)
+    d, n = 100_000, 2_000_000
+    m = bayesldp.GRR(4.0, d).simulate(rng.multinomial(n, zipf_frequencies(d, 1.5)), rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # must converge, not warn
+        est = bayesldp.postprocess(m, "ibu")
+    uniform = np.full(d, 1 / d)
+    ref = bayesldp.postprocess(m, "mle").frequencies
+    assert est.info["converged"]
+    assert np.abs(est.frequencies - ref).max() < 1e-6
+    assert metrics.mse(ref, est) < 1e-6 * metrics.mse(ref, uniform)
+
+
+def test_ibu_warns_every_time_it_stops_short():
+    rng = np.random.default_rng(8)
+    m = bayesldp.OUE(1.0, 512).simulate(rng.multinomial(10**6, zipf_frequencies(512)), rng)
+    for _ in range(2):
+        with pytest.warns(ConvergenceWarning, match="not the MLE"):
+            est = bayesldp.postprocess(m, "ibu", max_iter=5)
+        assert not est.info["converged"]
+
+
+@pytest.mark.parametrize("tol", [float("nan"), -1.0, 0.0, "1e-9", True])
+def test_ibu_rejects_bad_tol(tol):
+    m = toy_measurement([0.5, 0.3, 0.2])
+    with pytest.raises(ValueError, match="tol"):
+        bayesldp.postprocess(m, "ibu", tol=tol)

@@ -93,3 +93,11 @@ def test_norm_hyb_keeps_the_first_crossing():
     np.testing.assert_allclose(est.frequencies[:2], [0.6, 0.4], atol=1e-12)
     assert np.all(est.frequencies[2:] == 0)
     assert est.info["kept"] == 1 and est.info["fallback"] is None
+
+
+def test_norm_cut_keeps_consistent_grr_estimates():
+    oracle = bayesldp.GRR(0.2, 5)
+    m = oracle.measurement([398, 417, 391, 389, 405], 2000)
+    est = bayesldp.postprocess(m, "norm-cut")
+    np.testing.assert_allclose(est.frequencies, np.maximum(m.estimates, 0))
+    assert abs(est.total - 1) < 1e-12

@@ -81,3 +81,12 @@ def test_project_rows_with_a_zero_total_and_inactive_entries():
     assert theta[0] == 0.3  # a total of 0: the largest active entry
     assert out[1].sum() == pytest.approx(0.5)
     np.testing.assert_allclose(out[1], project_simplex(x[1], 0.5), atol=1e-15)
+
+
+@pytest.mark.parametrize("values", [[], [0.5, float("nan")], [[0.5, 0.5]]])
+def test_project_simplex_refuses_what_it_cannot_project(values):
+    """An empty input was an IndexError deep inside; now a ValueError naming values."""
+    from bayesldp.methods import project_simplex
+
+    with pytest.raises(ValueError, match="values"):
+        project_simplex(values)
