@@ -27,20 +27,7 @@ from bayesldp._validation import check_choice
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 from bayesldp.methods import likelihood_kind
 
-__all__ = [
-    "KINDS",
-    "LikelihoodSpec",
-    "data_names",
-    "follow_measurement",
-    "gaussian_count_variance",
-    "ldp_likelihood",
-    "likelihood_specs",
-    "log_binomial_coefficients",
-    "move_followers",
-    "pointwise_loglik",
-    "resolve_kind",
-    "set_measurement",
-]
+__all__ = ["ldp_likelihood", "set_measurement"]
 
 #: Likelihood kinds :func:`ldp_likelihood` accepts.
 KINDS = ("auto", "multinomial", "binomial", "gaussian")

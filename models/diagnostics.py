@@ -1,4 +1,34 @@
-"""Sampling helpers shared by the PyMC models: seeds, sampler arguments, diagnostics."""
+r"""Convergence diagnostics of a fit, and the rule that decides when to warn.
+
+Every diagnosed variable gets, element by element, the rank-normalised split
+:math:`\hat R` (the larger of the bulk and the folded one) and the bulk effective sample
+size of Vehtari, Gelman, Simpson, Carpenter and Bürkner (2021), the numbers ArviZ's
+``rhat(method="rank")`` and ``ess(method="bulk")`` give. :func:`rhat_ess` computes them
+for all elements at once; ArviZ and arviz-stats loop over the elements in Python, which
+at tens of thousands of items costs as much as the sampling (a test checks that the
+numbers are ArviZ's).
+
+The rule (:func:`convergence_info`). With thousands of elements the largest
+:math:`\hat R` passes a fixed 1.01 by chance even when every chain mixes well, so a rule
+on the maximum alone fires on nearly every fit. Under good mixing, the split chains'
+means scatter like independent draws of the posterior mean with the element's effective
+sample size: with :math:`M` split chains of :math:`N` draws and :math:`S` effective draws
+in all,
+
+.. math::
+
+    \hat R^2 \approx 1 - \frac{1}{N} + \frac{M}{S} X, \qquad
+    X \sim \chi^2_{M-1} / (M - 1).
+
+A variable of :math:`k` elements is flagged when an element's :math:`\hat R` exceeds
+:math:`\max(1.01, \hat R_k)`, where :math:`\hat R_k` puts :math:`X` at its
+:math:`1 - \alpha / (2k)` quantile (:data:`FAMILY_ALPHA`, Bonferroni over the elements
+and the bulk/folded pair), so a well-mixed variable is flagged with probability about
+:math:`\alpha` whatever its size; a scalar keeps the usual 1.01. An element whose bulk
+ESS is below :data:`ESS_MIN_PER_CHAIN` per chain is flagged too (the limit above
+assumes the ESS is trustworthy), and so is any divergent transition, with the advice to
+reparameterise.
+"""
 
 from __future__ import annotations
 
@@ -7,112 +37,129 @@ import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from bayesldp._validation import as_array, check_rng
+from bayesldp._validation import as_array
+from bayesldp.errors import ConvergenceWarning
 
-__all__ = [
-    "DIAGNOSTIC_CHUNK",
-    "ESS_MIN_PER_CHAIN",
-    "RHAT_MAX",
-    "check_sampler_args",
-    "convergence_info",
-    "limit_threads",
-    "rhat_ess",
-    "sample_counts",
-    "seeds",
-    "warn_at_bounds",
-]
+__all__ = ["convergence_info", "rhat_ess"]
 
-#: Convergence thresholds behind the warnings.
+#: The usual limit on :math:`\hat R` (Vehtari et al. 2021), kept as the floor of every
+#: variable's limit.
 RHAT_MAX = 1.01
+#: Least bulk effective sample size per chain of every diagnosed element.
 ESS_MIN_PER_CHAIN = 100
+#: Chance that a well-mixed variable exceeds its :math:`\hat R` limit.
+FAMILY_ALPHA = 0.01
 #: Variables diagnosed at once by :func:`rhat_ess` (bounds memory).
 DIAGNOSTIC_CHUNK = 4096
 
+#: What the warnings advise.
+MORE_DRAWS = (
+    "run more draws/tune/chains, or look for a parameter the data do not identify "
+    "(e.g. a softmax location without an anchor)"
+)
+REPARAMETERISE = (
+    "the posterior has a geometry NUTS cannot follow; reparameterise: "
+    "bayesldp.models.dirichlet_simplex for a Dirichlet prior, a non-centred form "
+    "(x = mu + sigma * z) for a hierarchical scale, or raise target_accept"
+)
 
-def seeds(rng) -> tuple[int, np.random.Generator]:
-    """Return a seed for PyMC's sampler and the Generator it was drawn from.
+
+def rhat_limit(size: int, ess: np.ndarray, chains: int, draws: int) -> np.ndarray:
+    r"""Return the :math:`\hat R` a well-mixed variable of ``size`` elements stays below.
 
     Parameters
     ----------
-    rng : numpy.random.Generator, int or None
-        Randomness of the whole fit (``bayesldp._validation.check_rng``).
+    size : int
+        Elements of the variable (the multiplicity).
+    ess : numpy.ndarray
+        Each element's bulk ESS (all chains).
+    chains, draws : int
+        Chains and draws per chain.
+
+    Returns
+    -------
+    numpy.ndarray
+        The limit of each element, at least :data:`RHAT_MAX`.
     """
-    gen = check_rng(rng)
-    return int(gen.integers(2**31 - 1)), gen
+    from scipy.stats import chi2
 
-
-def check_sampler_args(draws: int, tune: int, chains: int) -> None:
-    """Check the sampler's ``draws``, ``tune`` (>= 0) and ``chains``: integers, not bools.
-
-    Parameters
-    ----------
-    draws, tune, chains : int
-        Draws per chain, tuning steps per chain and number of chains.
-
-    Raises
-    ------
-    ValueError
-        If any of them is not an integer or is too small (``draws``, ``chains`` >= 1).
-    """
-    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    splits, half = 2 * chains, max(draws // 2, 1)
+    x = chi2.isf(FAMILY_ALPHA / (2 * max(size, 1)), splits - 1) / (splits - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limit = np.sqrt(np.maximum(1.0 - 1.0 / half + splits * x / np.asarray(ess), 1.0))
+    return np.maximum(np.where(np.isfinite(limit), limit, np.inf), RHAT_MAX)
 
 
 def convergence_info(
-    idata, names: list[str], chains: int, stacklevel: int = 3, kernel: str = "NUTS"
+    idata, names: list[str], stacklevel: int = 3, checked: list[str] | None = None
 ) -> dict:
-    """r_hat, bulk ESS and divergences of ``names``; a RuntimeWarning if any is poor.
+    r"""Diagnose ``names`` in ``idata``; warn (:class:`ConvergenceWarning`) on a problem.
 
-    A vector variable is summarised by its worst element (largest r_hat, smallest ESS),
-    computed by :func:`rhat_ess` (ArviZ's ``rhat`` and ``ess``, vectorised over the
-    elements). Poor means r_hat above :data:`RHAT_MAX`, bulk ESS below
-    :data:`ESS_MIN_PER_CHAIN` per chain, or any divergent transition.
+    A variable is summarised by its worst element (largest :math:`\hat R`, smallest
+    bulk ESS). See the module's docstring for the rule.
 
     Parameters
     ----------
     idata : arviz.InferenceData
         The sampler's output, with ``sample_stats``.
     names : list of str
-        Posterior variables to summarise.
-    chains : int
-        Number of chains (scales the ESS threshold).
+        Posterior variables to diagnose.
     stacklevel : int, default 3
         Passed to :func:`warnings.warn`.
-    kernel : str, default "NUTS"
-        The sampler's kernel, named in the warning ("poor NUTS convergence: ...").
+    checked : list of str, optional
+        The variables the rule judges (by default all of ``names``); the others are
+        only reported (e.g. deterministic functions of one free scalar, which would
+        repeat its verdict).
 
     Returns
     -------
     dict
-        ``r_hat`` and ``ess_bulk`` (by name) and ``divergences``.
+        ``r_hat``, ``r_hat_limit`` and ``ess_bulk`` (by name), ``divergences``,
+        ``ess_min`` and ``warnings`` (the problems found, as the warning states them).
     """
-    diagnosed = {k: rhat_ess(idata.posterior[k].values) for k in names}
+    posterior = idata.posterior
+    chains, draws = int(posterior.sizes["chain"]), int(posterior.sizes["draw"])
+    ess_min = ESS_MIN_PER_CHAIN * chains
+    info: dict[str, Any] = {"r_hat": {}, "r_hat_limit": {}, "ess_bulk": {}}
+    problems = []
+    for name in names:
+        values = np.asarray(posterior[name].values, dtype=np.float64)
+        rhat, ess = rhat_ess(values)
+        rhat, ess = rhat.ravel(), ess.ravel()
+        limit = rhat_limit(rhat.size, ess, chains, draws)
+        worst = int(np.nanargmax(rhat - limit)) if np.isfinite(rhat).any() else 0
+        info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
+        info["r_hat_limit"][name] = float(limit[worst])
+        info["ess_bulk"][name] = float(np.nanmin(ess)) if np.isfinite(ess).any() else np.nan
+        if checked is not None and name not in checked:
+            continue
+        over = rhat > limit
+        if chains > 1 and over.any():
+            problems.append(
+                f"r_hat({name}) = {rhat[worst]:.3f} above its limit {limit[worst]:.3f}"
+                + (f" ({int(over.sum())} of {rhat.size} elements)" if rhat.size > 1 else "")
+            )
+        low = ess < ess_min
+        if low.any():
+            problems.append(
+                f"ess_bulk({name}) = {info['ess_bulk'][name]:.0f} below {ess_min}"
+                + (f" ({int(low.sum())} of {ess.size} elements)" if ess.size > 1 else "")
+            )
     divergences = int(idata.sample_stats["diverging"].sum())
-    info: dict[str, Any] = {
-        "r_hat": {k: float(np.max(r)) for k, (r, _) in diagnosed.items()},
-        "ess_bulk": {k: float(np.min(e)) for k, (_, e) in diagnosed.items()},
-        "divergences": divergences,
-    }
-    problems = [f"r_hat({k}) = {v:.3f}" for k, v in info["r_hat"].items() if v > RHAT_MAX]
-    problems += [
-        f"ess_bulk({k}) = {v:.0f}"
-        for k, v in info["ess_bulk"].items()
-        if v < ESS_MIN_PER_CHAIN * chains
-    ]
-    if divergences:
-        problems.append(f"{divergences} divergent transitions")
+    info["divergences"] = divergences
+    info["ess_min"] = ess_min
+    messages = []
     if problems:
-        warnings.warn(
-            f"poor {kernel} convergence: " + ", ".join(problems) + "; increase draws/tune/chains",
-            RuntimeWarning,
-            stacklevel=stacklevel,
-        )
+        messages.append("poor NUTS convergence: " + ", ".join(problems) + "; " + MORE_DRAWS)
+    if divergences:
+        messages.append(f"{divergences} divergent transitions: {REPARAMETERISE}")
+    info["warnings"] = messages
+    for message in messages:
+        warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)
     return info
 
 
@@ -138,65 +185,6 @@ def warn_at_bounds(draws: np.ndarray, bounds, name: str, stacklevel: int = 3) ->
             RuntimeWarning,
             stacklevel=stacklevel,
         )
-
-
-def sample_counts(
-    w1: np.ndarray, mean: np.ndarray, var: np.ndarray, size: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``.
-
-    Parameters
-    ----------
-    w1 : numpy.ndarray
-        Probability of each item's count being positive, shape ``(d,)``.
-    mean, var : numpy.ndarray
-        Mean and variance of each item's positive count, shape ``(d,)``; the variance
-        is floored at ``1e-12 mean^2``.
-    size : int
-        Number of draws.
-    rng : numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(size, d)``.
-    """
-    var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
-    shape, scale = mean**2 / var, var / mean
-    x = rng.gamma(shape, scale, size=(size, mean.size))
-    return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
-
-
-#: BLAS/OpenMP threads the models use while they fit (see :func:`limit_threads`).
-FIT_THREADS = 1
-
-
-@contextmanager
-def limit_threads(threads: int | None = None) -> Iterator[None]:
-    """Limit the BLAS and OpenMP thread pools (``threadpoolctl``) inside the block.
-
-    PyMC runs one chain per core, and each chain's BLAS calls would start a thread per
-    core of their own: two chains on two cores oversubscribe the machine (bayes-power-zi
-    at d = 42178 took 70 s with default threads and 22 s with one BLAS thread under the
-    same background load). ``threads=None`` uses :data:`FIT_THREADS` (read at call
-    time; set it to ``None`` to leave the pools alone, as ``benchmarks/bayes_speed.py
-    --threads default`` does).
-
-    Parameters
-    ----------
-    threads : int, optional
-        Threads per pool; None for :data:`FIT_THREADS`.
-    """
-    if threads is None:
-        threads = FIT_THREADS
-    if threads is None:
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=threads):
-        yield
 
 
 def _chunks(x: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
@@ -268,8 +256,7 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     the folded R-hat) and ``arviz.ess(..., method="bulk")`` (Geyer's initial monotone
     sequence on the rank-normalised split chains), computed for all elements at once,
     in blocks of :data:`DIAGNOSTIC_CHUNK` elements (one thread per core), instead of
-    ArviZ's loop over the elements (``benchmarks/diagnostics_speed.py`` times both; a
-    test compares the numbers).
+    ArviZ's loop over the elements.
 
     Parameters
     ----------
