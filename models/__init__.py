@@ -5,9 +5,9 @@ model, :func:`set_measurement` swaps in another measurement, :func:`fit` samples
 (through ``pymc.sample``, settings in :class:`SamplerSettings`) and returns a
 :class:`bayesldp.Estimate`; :func:`dirichlet_simplex` is a Dirichlet prior in
 coordinates NUTS samples well. Ready-made models: :func:`bayes_dirichlet` and
-:func:`bayes_hier` (built on the layer), :func:`bayes_power` (``zero_inflated=True`` for
-``bayes-power-zi``) and :func:`bayes_consistent` (power-law priors whose counts are summed out). Predictive
-checks and model comparison: :func:`posterior_predictive_check`,
+:func:`bayes_hier` (built on the layer), :func:`bayes_power` (``zero_inflated=True``
+for ``bayes-power-zi``) and :func:`bayes_consistent` (power-law priors whose counts are
+summed out). Predictive checks and model comparison: :func:`posterior_predictive_check`,
 :func:`prior_predictive_check`, :func:`loo`, :func:`compare`. PyMC itself is imported
 on first use.
 """

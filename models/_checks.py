@@ -45,7 +45,6 @@ from bayesldp.models.likelihood import (
 )
 
 
-
 @dataclass(frozen=True)
 class PredictiveCheck:
     r"""Replicated support counts against the observed ones.

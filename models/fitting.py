@@ -115,8 +115,7 @@ def resolve_sampler(sampler: str, model=None, chains: int = 2) -> str:
     installed = available_samplers()
     if sampler != "auto":
         if sampler not in installed and not (
-            sampler in OTHER_SAMPLERS
-            and all(_installed(m) for m in SAMPLER_PACKAGES[sampler])
+            sampler in OTHER_SAMPLERS and all(_installed(m) for m in SAMPLER_PACKAGES[sampler])
         ):
             raise ValueError(
                 f"sampler {sampler!r} is not installed (pip install 'bayesldp[samplers]')"

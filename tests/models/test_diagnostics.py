@@ -1,4 +1,4 @@
-"""Vectorised R-hat and bulk ESS (models.sampling.rhat_ess) against ArviZ, element by element."""
+"""Vectorised R-hat and bulk ESS (models.diagnostics.rhat_ess) against ArviZ, element by element."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesldp.models.sampling import DIAGNOSTIC_CHUNK, rhat_ess
+from bayesldp.models.diagnostics import DIAGNOSTIC_CHUNK, rhat_ess
 
 
 def arviz_rhat_ess(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,7 +76,7 @@ def test_chunks_and_shapes(monkeypatch):
     rng = np.random.default_rng(1)
     x = ar1(rng, 0.3, 2, 40, 12).reshape(2, 40, 3, 4)
     whole = rhat_ess(x)
-    monkeypatch.setattr("bayesldp.models.sampling.DIAGNOSTIC_CHUNK", 5)
+    monkeypatch.setattr("bayesldp.models.diagnostics.DIAGNOSTIC_CHUNK", 5)
     blocks = rhat_ess(x)
     for a, b in zip(whole, blocks, strict=True):
         assert a.shape == (3, 4)
