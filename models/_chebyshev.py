@@ -164,7 +164,7 @@ def chebyshev_basis_tensor(t, degree: int):
     """Return ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
 
     Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
-    recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk
+    recurrence unrolls into a fused C loop that is slow to compile); ``t`` is shrunk
     by 1e-15 so that arccos's derivative stays finite at the ends of the interval.
 
     Parameters

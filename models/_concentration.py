@@ -27,10 +27,10 @@ def concentration_start(m: Measurement) -> float:
     :math:`\sum_v (\hat f_v^2 - \widehat{\mathrm{Var}}\,\hat f_v)` (at least
     :math:`\max_v \hat f_v^2`) and the equation solved for :math:`a`, clipped to
     :data:`LOG_START_RANGE` in :math:`\log a`. It only chooses where the chains start:
-    on word-frequency data (d = 42,178) the posterior of :math:`\log a` has, besides its
-    mode near :math:`a = 0.004`, a local mode near :math:`a = 1` of negligible mass
-    that traps a chain started there (measured: r_hat 2.15), and PyMC's default start is
-    the prior's mean, :math:`a = 1`.
+    on heavy-tailed data with many items the posterior of :math:`\log a` can have,
+    besides its main mode at a small concentration, a local mode near :math:`a = 1` of
+    negligible mass that traps a chain started there, and PyMC's default start is the
+    prior's mean, :math:`a = 1`.
 
     Parameters
     ----------

@@ -21,8 +21,7 @@ logger = logging.getLogger("bayesldp.models.fitting")
 #: Memory NumPyro's parallel chains add, in bytes per iteration (warm-up and draws, per
 #: chain) per squared free parameter: while two chains execute at once JAX's CPU
 #: runtime grows at a rate proportional to the free parameters for a time proportional
-#: to them. An upper bound of the growth seen at d = 16,384 and 42,178
-#: (``paper/bayes.md``).
+#: to them; an upper bound of that rate.
 PARALLEL_CHAIN_BYTES = 4e-3
 
 #: Share of the available memory the expected growth may take before the chains run

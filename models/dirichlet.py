@@ -8,8 +8,8 @@ The model is the user's-own-model example of the README with a tuned parametriza
     f \sim \mathrm{Dirichlet}(a, \dots, a), \qquad
     c \mid f \sim \text{the oracle's likelihood (:func:`ldp_likelihood`)}.
 
-On frequency data with a heavy tail the posterior concentration is small (about 0.02 to
-0.05 on the papers' Zipf data), and most items lie below the noise: their posterior is
+On frequency data with a heavy tail the posterior concentration is small (a few
+hundredths), and most items lie below the noise: their posterior is
 the prior's :math:`f_v^{a-1}` cut off where the likelihood starts to matter, a left tail
 of length :math:`1/a` in :math:`\log f_v` against a peak as narrow as the item's relative
 noise. PyMC's own simplex transform of ``pm.Dirichlet`` centres every coordinate on the

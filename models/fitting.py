@@ -117,9 +117,8 @@ def resolve_sampler(sampler: str, model=None, chains: int = 2) -> str:
         if sampler not in installed and not (
             sampler in OTHER_SAMPLERS and all(_installed(m) for m in SAMPLER_PACKAGES[sampler])
         ):
-            raise ValueError(
-                f"sampler {sampler!r} is not installed (pip install 'bayesldp[samplers]')"
-            )
+            needs = ", ".join(SAMPLER_PACKAGES[sampler])
+            raise ValueError(f"sampler {sampler!r} is not installed (it needs {needs})")
         return sampler
     chosen = installed[0]
     if chosen in JAX_SAMPLERS and model is not None and not _jax.can_run(model, chains):
@@ -164,10 +163,14 @@ def quiet_libraries() -> Iterator[None]:
 
     PyMC logs ``Initializing NUTS using jitter+adapt_diag...`` and similar lines at INFO
     level on every call; ArviZ and xarray may raise FutureWarnings about their own
-    coming changes. Inside the block those loggers show WARNING and above only and
-    FutureWarnings from the libraries are ignored; the user's own code, before and
-    after, is left alone. Warnings about the fit itself (convergence) are raised after
-    the block.
+    coming changes; and PyTensor, installed from PyPI, warns that it "could not link to
+    a BLAS installation": the BLAS that NumPy and SciPy wheels ship exports prefixed
+    symbols PyTensor's C code cannot link to. The models do not need it: the default
+    samplers run the log-density through JAX or numba, and PyTensor's C backend
+    computes the few matrix products of the models' graphs with NumPy (whose BLAS is
+    the wheels' own). Inside the block those loggers show WARNING and above only and
+    these warnings are ignored; the user's own code, before and after, is left alone.
+    Warnings about the fit itself (convergence) are raised after the block.
     """
     loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
     levels = [lg.level for lg in loggers]
@@ -177,6 +180,9 @@ def quiet_libraries() -> Iterator[None]:
         with warnings.catch_warnings():
             for module in ("arviz", "xarray", "pymc", "pytensor", "numpyro", "jax"):
                 warnings.filterwarnings("ignore", category=FutureWarning, module=module)
+            warnings.filterwarnings(
+                "ignore", message="PyTensor could not link to a BLAS", category=UserWarning
+            )
             yield
     finally:
         for lg, level in zip(loggers, levels, strict=True):
@@ -314,10 +320,10 @@ def fit(
         _jax.devices_for_chains(chains)
     run_options, record = sample_options(model, chosen, settings, cores)
 
-    import pymc as pm
-
     start = time.perf_counter()
     with single_threaded(settings.threads), quiet_libraries():
+        import pymc as pm
+
         idata = pm.sample(
             draws=settings.draws,
             tune=settings.tune,
@@ -396,8 +402,6 @@ def sample_parameters(
     arviz.InferenceData
         The draws.
     """
-    import pymc as pm
-
     sampler = "pymc" if settings.sampler == "auto" else resolve_sampler(settings.sampler)
     options = dict(settings.sampler_kwargs)
     if sampler != "pymc":
@@ -406,6 +410,8 @@ def sample_parameters(
         options["initvals"] = initvals
     accept = target_accept if settings.target_accept is None else settings.target_accept
     with single_threaded(settings.threads), quiet_libraries():
+        import pymc as pm
+
         return pm.sample(
             draws=settings.draws,
             tune=settings.tune,

@@ -357,8 +357,8 @@ def move_followers(model, measurement: Measurement) -> None:
 def set_measurement(model, name: str, measurement: Measurement) -> None:
     """Swap another measurement of the same domain size into likelihood ``name``.
 
-    Only the ``pm.Data`` containers change, so a compiled log-density (and PyMC's or
-    nutpie's compiled sampler functions) computes with the new counts, ``n``, ``p`` and
+    Only the ``pm.Data`` containers change, so a compiled log-density (and PyMC's
+    compiled sampler functions) computes with the new counts, ``n``, ``p`` and
     ``q`` without recompiling.
 
     Parameters

@@ -74,7 +74,7 @@ def build_model(m: Measurement, lik: chebyshev.ChebyshevLikelihood, zero_inflate
     with pm.Model(coords=coords) as model:
         # Everything that depends on the measurement enters as data (shared variables), not
         # as constants: constants are folded into the compiled C code, so every new
-        # measurement would compile anew (about 10 s); with data the code is reused.
+        # measurement would compile anew; with data the compiled code is reused.
         log_h = pm.Data("log_norm_coef", lik.log_h)
         const = pm.Data("log_gauss_const", d * lik.log_gauss_const())
         s = pm.Uniform("s", lik.lo, lik.hi)
@@ -82,7 +82,7 @@ def build_model(m: Measurement, lik: chebyshev.ChebyshevLikelihood, zero_inflate
         log_norm = chebyshev.chebval_tensor(t, log_h, k)
         if zero_inflated and lik.node_coef is not None:
             # Many items: the sum over items of a smooth function of the estimate is a
-            # weighted sum over a few hundred nodes (0.002 nats off at d = 42178).
+            # weighted sum over a few hundred nodes (interpolated, thousandths of a nat off).
             assert lik.nodes is not None  # node_coef is set with the nodes
             model.add_coord("node", np.arange(lik.nodes.size))
             pi = pm.Beta("pi", 1.0, 1.0)

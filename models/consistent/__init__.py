@@ -8,8 +8,8 @@ The prior is a shifted power law (a discrete Lomax law) on ``0..n``,
 :math:`P(x) \propto (1 + x/c)^{-s}`: a power law in its tail, like Calibrate's, but
 with a scale ``c`` below which it is flat. Calibrate's :math:`x^{-s}` on ``1..n`` puts
 most of its mass on counts of a few users; with Zipf data the smallest counts are
-tens of users, and the pure power law's unconditioned posterior means sum to about
-0.9 (``bayes-power``). The scale lets the prior's low end move to where the data
+tens of users, and the pure power law's unconditioned posterior means sum to less
+than 1 (``bayes-power``). The scale lets the prior's low end move to where the data
 are, and the known total is what tells the model where that is: the posterior of
 ``(s, c)`` includes the probability that the counts add up to ``n``.
 """

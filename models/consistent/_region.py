@@ -99,10 +99,10 @@ def find_mode(
         (s, u) for s in np.linspace(*s_bounds, 5)[1:-1] for u in np.linspace(*u_bounds, 5)[1:-1]
     ]
     start = min(starts, key=neg)
-    # The target is of order n nats (4e5 on word frequencies): relative to that, L-BFGS-B's
-    # stopping rule halted 18 nats below the peak (wordfreq, eps 0.5, seed 9), so the
-    # objective is measured from the start, and a derivative-free polish finishes the
-    # climb along the (s, log c) ridge, where finite-difference gradients are noisy.
+    # The target is of order n nats: relative to that, L-BFGS-B's stopping rule can halt
+    # many nats below the peak, so the objective is measured from the start, and a
+    # derivative-free polish finishes the climb along the (s, log c) ridge, where
+    # finite-difference gradients are noisy.
     offset = neg(start)
 
     def rise(theta):

@@ -104,7 +104,7 @@ def build_scale_model(spec: ScaleModelSpec):
         pm.Data("count_estimate", problem.y, dims="item")
         # Everything that depends on the measurement enters as data (shared variables), not
         # as constants: constants are folded into the compiled C code, so every new
-        # measurement would compile anew (about 10 s); with data the code is reused.
+        # measurement would compile anew; with data the compiled code is reused.
         z0_ends = pm.Data("z_s_range", np.array(spec.z0_range()), dims="end")
         z1_box = pm.Data("z_c_box", np.array(spec.box[1]), dims="end")
         z0_box = pm.Data("z_s_box", np.array(spec.box[0]), dims="end")

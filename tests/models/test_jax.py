@@ -221,7 +221,7 @@ def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps):
     with pm.Model() as model:
         f = pm.Dirichlet("f", np.ones(3))
         models.ldp_likelihood("counts", f, m)
-    run = {"draws": 30, "tune": 30, "sampler": "numpyro", "random_seed": 1}
+    run = {"draws": 30, "tune": 30, "sampler": "numpyro", "rng": 1}
     est = quiet(models.fit, model, m, warmup_tree_depth=1, **run)
     assert nuts_depth_caps[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
     assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
