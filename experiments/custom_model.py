@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument(
-        "--sampler", default="auto", help="auto, numpyro, numpyro-hmc, nutpie or pymc"
+        "--sampler", default="auto", help="auto, numpyro, nutpie or pymc"
     )
     parser.add_argument("--seed", type=int, default=0)
     return parser
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None):
             warnings.simplefilter("ignore", RuntimeWarning)
         est = bayesldp.models.fit(
             model, m, draws=args.draws, tune=args.tune, chains=args.chains,
-            sampler=args.sampler, random_seed=args.seed,
+            sampler=args.sampler, rng=args.seed,
         )  # fmt: skip
 
     top, _ = est.top_k(min(3, args.d))

@@ -15,7 +15,7 @@ from bayesldp import models
 from bayesldp.models import _checks as checks
 from tests.models.exact_posterior import ExactDirichletPosterior
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 #: PyMC's own NUTS: its compiled log-density is cached on disk, so every later fit of a

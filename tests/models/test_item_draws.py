@@ -167,7 +167,7 @@ def test_interval_speed_script_tiny(tmp_path):
     import pandas as pd
 
     pytest.importorskip("pymc")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cmd = [sys.executable, str(root / "benchmarks" / "interval_speed.py"), "--d", "64",
            "--queries", "2", "--methods", "bayes-consistent", "eb-npmle",
            "--out", str(tmp_path)]  # fmt: skip

@@ -212,7 +212,7 @@ def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
 
     import pandas as pd
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bayes_speed.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bayes_speed.py"
     cmd = [sys.executable, str(script), "--sizes", "64", "--n", "20000", "--methods",
            "bayes-power", "--threads", "1", "--cold", "--out", str(tmp_path)]  # fmt: skip
     subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp_path)
