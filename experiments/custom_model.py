@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None):
 
     with pm.Model(coords={"item": range(m.domain_size)}) as model:
         a = pm.Exponential("a", 1.0)
-        f = pm.Dirichlet("f", a * np.ones(m.domain_size), dims="item")
+        # pm.Dirichlet's own coordinates give NUTS a hard geometry at small concentrations
+        f = bayesldp.models.dirichlet_simplex("f", a, m, dims="item")
         bayesldp.models.ldp_likelihood("counts", f, m)
     with warnings.catch_warnings():
         if args.draws < 500:  # tiny runs are for smoke tests: no convergence warnings

@@ -23,11 +23,14 @@ in all,
 A variable of :math:`k` elements is flagged when an element's :math:`\hat R` exceeds
 :math:`\max(1.01, \hat R_k)`, where :math:`\hat R_k` puts :math:`X` at its
 :math:`1 - \alpha / (2k)` quantile (:data:`FAMILY_ALPHA`, Bonferroni over the elements
-and the bulk/folded pair), so a well-mixed variable is flagged with probability about
-:math:`\alpha` whatever its size; a scalar keeps the usual 1.01. An element whose bulk
-ESS is below :data:`ESS_MIN_PER_CHAIN` per chain is flagged too (the limit above
-assumes the ESS is trustworthy), and so is any divergent transition, with the advice to
-reparameterise.
+and the bulk/folded pair) and :math:`S` is the sum of the chains' own ESS (which, unlike
+the joint ESS, chains that disagree do not lower): a well-mixed variable is flagged with
+probability about :math:`\alpha` whatever its size, and a scalar keeps the usual 1.01.
+A vector is also flagged when the median of its elements' :math:`X` passes the
+:math:`1 - \alpha` quantile (:func:`drift`: a shift shared by all elements, as a
+location the data do not identify makes). Bulk ESS below :data:`ESS_MIN_PER_CHAIN` per
+chain is flagged (for a vector, whose ESS estimates scatter, its median), and so is any
+divergent transition, with the advice to reparameterise.
 """
 
 from __future__ import annotations
@@ -94,6 +97,61 @@ def rhat_limit(size: int, ess: np.ndarray, chains: int, draws: int) -> np.ndarra
     return np.maximum(np.where(np.isfinite(limit), limit, np.inf), RHAT_MAX)
 
 
+def ess_problem(ess: np.ndarray, ess_min: float) -> str:
+    r"""Say what is wrong with a variable's bulk ESS, or return "" when nothing is.
+
+    A scalar needs ``ess_min``. A vector of many elements estimates each ESS with
+    noise (by a factor of several for autocorrelated chains), so its smallest falls
+    below any fixed floor by chance: it needs a median of ``ess_min`` (an element far
+    below the others is caught by its :math:`\hat R`).
+
+    Parameters
+    ----------
+    ess : numpy.ndarray
+        Each element's bulk ESS.
+    ess_min : float
+        The least acceptable ESS.
+
+    Returns
+    -------
+    str
+        The problem, e.g. ``"= 35 below 200"``, or ``""``.
+    """
+    ess = np.asarray(ess, dtype=float).ravel()
+    if not np.isfinite(ess).any():
+        return ""
+    if ess.size == 1:
+        return f"= {ess[0]:.0f} below {ess_min:.0f}" if ess[0] < ess_min else ""
+    median = float(np.nanmedian(ess))
+    return f"median {median:.0f} below {ess_min:.0f}" if median < ess_min else ""
+
+
+def drift(rhat: np.ndarray, ess: np.ndarray, chains: int, draws: int) -> float:
+    r"""Return the median over a vector's elements of :math:`X` in the module's formula.
+
+    Under good mixing each element's :math:`X = (\hat R^2 - 1 + 1/N) S / M` is about
+    :math:`\chi^2_{M-1} / (M - 1)`, median 0.79 for two chains; a shift shared by the
+    elements of one chain (a location the data do not identify, which every element
+    follows) raises them all together, which the median shows while no single element
+    passes its own limit.
+
+    Parameters
+    ----------
+    rhat, ess : numpy.ndarray
+        Each element's :math:`\hat R` and the ESS its limit uses.
+    chains, draws : int
+        Chains and draws per chain.
+
+    Returns
+    -------
+    float
+        The median of :math:`X`.
+    """
+    splits, half = 2 * chains, max(draws // 2, 1)
+    x = (np.asarray(rhat) ** 2 - 1.0 + 1.0 / half) * np.asarray(ess) / splits
+    return float(np.nanmedian(x)) if np.isfinite(x).any() else 0.0
+
+
 def convergence_info(
     idata, names: list[str], stacklevel: int = 3, checked: list[str] | None = None
 ) -> dict:
@@ -130,7 +188,12 @@ def convergence_info(
         values = np.asarray(posterior[name].values, dtype=np.float64)
         rhat, ess = rhat_ess(values)
         rhat, ess = rhat.ravel(), ess.ravel()
-        limit = rhat_limit(rhat.size, ess, chains, draws)
+        # the limit's ESS is the chains' own (the sum of each chain's), which a
+        # disagreement between the chains does not lower as it lowers the joint one
+        ess_used = ess
+        if chains > 1:
+            ess_used = sum(rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains))
+        limit = rhat_limit(rhat.size, ess_used, chains, draws)
         worst = int(np.nanargmax(rhat - limit)) if np.isfinite(rhat).any() else 0
         info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
         info["r_hat_limit"][name] = float(limit[worst])
@@ -143,12 +206,17 @@ def convergence_info(
                 f"r_hat({name}) = {rhat[worst]:.3f} above its limit {limit[worst]:.3f}"
                 + (f" ({int(over.sum())} of {rhat.size} elements)" if rhat.size > 1 else "")
             )
-        low = ess < ess_min
-        if low.any():
-            problems.append(
-                f"ess_bulk({name}) = {info['ess_bulk'][name]:.0f} below {ess_min}"
-                + (f" ({int(low.sum())} of {ess.size} elements)" if ess.size > 1 else "")
-            )
+        if chains > 1 and rhat.size > 1:
+            from scipy.stats import chi2
+
+            shared = drift(rhat, ess_used, chains, draws)
+            if shared > chi2.isf(FAMILY_ALPHA, 2 * chains - 1) / (2 * chains - 1):
+                problems.append(
+                    f"r_hat({name}): its elements drift together (median X {shared:.1f})"
+                )
+        low = ess_problem(ess, ess_min)
+        if low:
+            problems.append(f"ess_bulk({name}) {low}")
     divergences = int(idata.sample_stats["diverging"].sum())
     info["divergences"] = divergences
     info["ess_min"] = ess_min

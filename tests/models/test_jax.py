@@ -78,6 +78,8 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
     # "auto" must take the next sampler, and asking for NumPyro must fail
     import pytensor.tensor
 
+    from bayesldp.models._jax import can_run
+
     m = tiny("OUE")
     with pm.Model() as plain:
         f = pm.Dirichlet("f", np.ones(3))
@@ -86,7 +88,7 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
         f = pm.Dirichlet("f", np.ones(3))
         pm.Potential("extra", -pytensor.tensor.sum(pytensor.tensor.erfcx(f)))
         models.ldp_likelihood("counts", f, m)
-    assert models._jax.can_run(plain) and not models._jax.can_run(model)
+    assert can_run(plain) and not can_run(model)
     est = quiet(models.fit, model, m, draws=50, tune=50, rng=1)
     not_jax = [s for s in models.available_samplers() if s not in models.fitting.JAX_SAMPLERS]
     assert est.info["sampler"] == not_jax[0]
@@ -94,9 +96,9 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
         with pytest.raises(NotImplementedError, match="erfcx"):
             quiet(models.fit, model, m, draws=50, tune=50, sampler=sampler, rng=1)
     with pytest.raises(ValueError, match="model"):
-        models._jax.can_run("not a model")
+        can_run("not a model")
     with pytest.raises(ValueError, match="chains"):
-        models._jax.can_run(plain, chains=True)
+        can_run(plain, chains=True)
 
 
 def test_numpyro_chain_method_keeps_parallel_chains_within_the_memory():
