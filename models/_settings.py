@@ -146,6 +146,6 @@ def resolve_settings(
     unknown = sorted(set(options) - fields)
     if unknown:
         raise ValueError(
-            f"unknown sampler option {', '.join(unknown)}; choose from {', '.join(sorted(fields))}"
+            f"unknown option {', '.join(unknown)}; the sampler's are {', '.join(sorted(fields))}"
         )
     return dataclasses.replace(settings, **options) if options else settings

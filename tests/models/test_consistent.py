@@ -22,6 +22,7 @@ from tests.models import exact_consistent
 
 pm = pytest.importorskip("pymc")
 
+from bayesldp import models  # noqa: E402
 from bayesldp.models import _counts, consistent  # noqa: E402
 from bayesldp.models.consistent import (  # noqa: E402
     _exact_total,
@@ -230,9 +231,9 @@ def test_no_divergences_with_posterior_near_a_bound(rng):
     s_bounds = (0.5, float(spec.mode[0] + 2 * sd))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        post, _ = _scale_model.sample_scale(
-            m, s_bounds=s_bounds, c_bounds=(0.01, 1e4), draws=300, tune=300, chains=2,
-            rng=5, progressbar=False,
+        post = _scale_model.sample_scale(
+            m, s_bounds=s_bounds, c_bounds=(0.01, 1e4),
+            settings=models.SamplerSettings(draws=300, tune=300), rng=np.random.default_rng(5),
         )  # fmt: skip
     assert post.info["divergences"] == 0
     assert not any("divergent" in str(w.message) for w in caught)
@@ -282,9 +283,9 @@ def test_scale_posterior_matches_quadrature(rng):
     for name, values in (("s", ss[:, None]), ("log_c", us[None, :])):
         mean = float((w * values).sum())
         moments[name] = mean, math.sqrt(float((w * (values - mean) ** 2).sum()))
-    post, _ = _scale_model.sample_scale(
-        m, s_bounds=(0.5, 4.0), c_bounds=(0.01, 1e4), draws=1000, tune=500, chains=2,
-        rng=3, progressbar=False,
+    post = _scale_model.sample_scale(
+        m, s_bounds=(0.5, 4.0), c_bounds=(0.01, 1e4),
+        settings=models.SamplerSettings(draws=1000, tune=500), rng=np.random.default_rng(3),
     )  # fmt: skip
     assert post.info["chebyshev_max_error"] < 0.01
     for name, draws in (("s", post.s), ("log_c", post.log_c)):

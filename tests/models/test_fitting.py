@@ -117,7 +117,7 @@ def test_settings_object_is_validated_once_and_shared():
             models.SamplerSettings(**bad)
         with pytest.raises(ValueError, match=name):
             models.bayes_consistent(m, **bad)
-    with pytest.raises(ValueError, match="unknown sampler option steps"):
+    with pytest.raises(ValueError, match="unknown option steps"):
         models.bayes_hier(m, steps=3)
     with pytest.raises(ValueError, match="settings"):
         models.fit(fits[0].info["model"], m, settings={"draws": 10})

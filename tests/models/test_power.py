@@ -19,6 +19,7 @@ from tests.helpers import zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
+from bayesldp import models  # noqa: E402
 from bayesldp.models import _chebyshev as chebyshev  # noqa: E402
 from bayesldp.models import power  # noqa: E402
 from bayesldp.models.consistent import _region, _scale_model  # noqa: E402
@@ -94,9 +95,9 @@ def test_exponent_posterior_matches_quadrature(rng):
     mean = (w * grid).sum()
     sd = math.sqrt((w * (grid - mean) ** 2).sum())
     assert w[0] < 1e-6 and w[-1] < 1e-6  # the fine grid holds the whole posterior
-    post, _ = power.sample_exponent(
-        m, zero_inflated=False, s_bounds=(0.5, 3.5), draws=1000, tune=500, chains=2,
-        rng=11, progressbar=False,
+    post = power.sample_exponent(
+        m, zero_inflated=False, s_bounds=(0.5, 3.5),
+        settings=models.SamplerSettings(draws=1000, tune=500), rng=np.random.default_rng(11),
     )  # fmt: skip
     mcse = post.s.std() / math.sqrt(post.info["ess_bulk"]["s"])
     assert abs(post.s.mean() - mean) < 4 * mcse + 0.01 * sd
