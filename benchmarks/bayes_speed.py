@@ -168,7 +168,7 @@ sys.path.append(os.path.dirname(path))  # its sibling modules, as when run as a 
 spec = importlib.util.spec_from_file_location("bayes_speed_case", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-if not case.pop("n"):
+if not case["n"]:
     case["n"] = None
 row = mod.run_case(**case)
 print(json.dumps(row, default=float))

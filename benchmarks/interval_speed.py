@@ -1,7 +1,7 @@
 """Time ``Estimate.interval`` of the Bayesian methods, with and without cached draws.
 
 bayes-consistent and bayes-power draw each item from its tabulated posterior on demand
-(:class:`bayesldp.models.draws.ItemPosteriorDraws`), eb-npmle from its discrete
+(``bayesldp.models._item_draws.ItemPosteriorDraws``), eb-npmle from its discrete
 posteriors (:class:`bayesldp.empirical_bayes.BootstrapPosteriorDraws`); below
 ``bayesldp.estimate.ROW_CACHE_MAX_BYTES`` the rows are generated once and kept
 (:func:`bayesldp.estimate.cached_rows`). This script fits each method once (Zipf 1.5,

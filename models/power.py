@@ -3,7 +3,7 @@
 Calibrate (Jia and Gong 2019) plugs a point estimate of the exponent into the
 posterior mean. Here the exponent gets a prior and is sampled with NUTS; each item's
 count is marginalised exactly over all counts ``1..n`` (see
-:mod:`bayesldp.models.chebyshev`), and the frequency estimate is the posterior mean
+``bayesldp.models._chebyshev``), and the frequency estimate is the posterior mean
 averaged over the posterior of the exponent.
 """
 
@@ -333,7 +333,7 @@ def bayes_power(
         Posterior draws of the frequency vector behind :meth:`Estimate.interval`,
         generated on demand (``Estimate.uncertainty``): item counts drawn from each
         item's posterior given each of the ``exponent_points`` values of ``s``
-        (:class:`bayesldp.models.draws.ItemPosteriorTable`).
+        (``bayesldp.models._item_draws.ItemPosteriorTable``).
     zero_inflated : bool, default False
         Add the point mass at zero (the ``bayes-power-zi`` method).
     **options

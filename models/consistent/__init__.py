@@ -183,7 +183,7 @@ def bayes_consistent(
     the prior is multiplied by :math:`e^{\lambda x}` with :math:`\lambda` chosen so the
     item posterior means sum to ``n``, which for a Gaussian likelihood is a shift of
     every observation by :math:`\lambda (n\sigma)^2`; draws come from each item's
-    tilted posterior itself (:class:`bayesldp.models.draws.ItemPosteriorTable`) and are
+    tilted posterior itself (``bayesldp.models._item_draws.ItemPosteriorTable``) and are
     moved onto the total by :func:`condition_on_total`.
 
     Parameters

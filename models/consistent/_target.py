@@ -116,7 +116,8 @@ def chebval2d_tensor(a, b, coef):
     """
     import pytensor.tensor as pt
 
-    from bayesldp.models.chebyshev import chebyshev_basis_tensor as basis
+    from bayesldp.models._chebyshev import chebyshev_basis_tensor
 
     k = coef.shape[0] if isinstance(coef, np.ndarray) else coef.get_value().shape[0]
-    return pt.dot(basis(a, k), pt.dot(pt.as_tensor(coef), basis(b, k)))
+    basis_a, basis_b = chebyshev_basis_tensor(a, k), chebyshev_basis_tensor(b, k)
+    return pt.dot(basis_a, pt.dot(pt.as_tensor(coef), basis_b))
