@@ -26,9 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument(
-        "--sampler", default="auto", help="auto, numpyro, nutpie or pymc"
-    )
+    parser.add_argument("--sampler", default="auto", help="auto, numpyro, nutpie or pymc")
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
