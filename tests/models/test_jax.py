@@ -22,8 +22,16 @@ from tests.models.common import (  # noqa: E402
 )
 
 
-@pytest.mark.parametrize("oracle_name", ["OUE", "GRR"])
-@pytest.mark.parametrize("which", ["dirichlet", "hier"])
+@pytest.mark.parametrize(
+    "oracle_name, which",
+    [
+        ("OUE", "dirichlet"),
+        ("GRR", "hier"),
+        # the same graphs with the other likelihood: slow (a compilation each)
+        pytest.param("GRR", "dirichlet", marks=pytest.mark.slow),
+        pytest.param("OUE", "hier", marks=pytest.mark.slow),
+    ],
+)
 def test_jax_log_density_and_gradient_match_pytensor(oracle_name, which):
     # NumPyro runs the model's log-density compiled to JAX and differentiates it with
     # JAX. The reference item's kink used to sit at -1000: JAX's softplus then overflowed
@@ -73,11 +81,12 @@ def test_jax_gets_one_device_per_chain_before_it_starts():
 
 
 @NEEDS_NUMPYRO
-def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
+def test_auto_skips_numpyro_for_a_model_jax_cannot_run(monkeypatch):
     # erfcx (the normal log-CDF's op) has no JAX form without TensorFlow Probability:
     # "auto" must take the next sampler, and asking for NumPyro must fail
     import pytensor.tensor
 
+    from bayesldp.models import fitting
     from bayesldp.models._jax import can_run
 
     m = tiny("OUE")
@@ -89,10 +98,11 @@ def test_auto_skips_numpyro_for_a_model_jax_cannot_run():
         pm.Potential("extra", -pytensor.tensor.sum(pytensor.tensor.erfcx(f)))
         models.ldp_likelihood("counts", f, m)
     assert can_run(plain) and not can_run(model)
-    est = quiet(models.fit, model, m, draws=50, tune=50, rng=1)
-    not_jax = [s for s in models.available_samplers() if s not in models.fitting.JAX_SAMPLERS]
-    assert est.info["sampler"] == not_jax[0]
-    for sampler in models.fitting.JAX_SAMPLERS:
+    # the next installed sampler that is not a JAX one (PyMC's here: no numba compile)
+    monkeypatch.setattr(fitting, "available_samplers", lambda: ("numpyro", "pymc"))
+    est = quiet(models.fit, model, m, draws=50, tune=50, cores=1, rng=1)
+    assert est.info["sampler"] == "pymc"
+    for sampler in ("numpyro",):
         with pytest.raises(NotImplementedError, match="erfcx"):
             quiet(models.fit, model, m, draws=50, tune=50, sampler=sampler, rng=1)
     with pytest.raises(ValueError, match="model"):
@@ -170,14 +180,16 @@ def test_fit_runs_numpyro_chains_in_sequence_when_memory_is_short(monkeypatch, c
         est = quiet(models.fit, model, m, draws=30, tune=30, sampler="numpyro", rng=1)
     assert est.info["chain_method"] == "sequential"
     assert "one after the other" in caplog.text
-    kwargs = {"nuts_sampler_kwargs": {"chain_method": "parallel"}}
-    est = quiet(
-        models.fit, model, m, draws=30, tune=30, sampler="numpyro", rng=1,
-        sampler_kwargs=kwargs,
-    )  # fmt: skip
-    assert est.info["chain_method"] == "parallel"
-    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", rng=1)
-    assert est.info["chain_method"] is None
+    # the user's own choice is kept; the other samplers record none
+    from bayesldp.models.fitting import sample_options
+
+    own = models.SamplerSettings(
+        sampler_kwargs={"nuts_sampler_kwargs": {"chain_method": "parallel"}}
+    )
+    options, record = sample_options(model, "numpyro", own, cores=2)
+    assert record["chain_method"] == "parallel"
+    assert options["nuts_sampler_kwargs"]["chain_method"] == "parallel"
+    assert sample_options(model, "pymc", own, cores=2)[1]["chain_method"] is None
 
 
 def test_with_warmup_tree_depth_caps_the_warmup_only():
