@@ -192,7 +192,8 @@ def convergence_info(
         # disagreement between the chains does not lower as it lowers the joint one
         ess_used = ess
         if chains > 1:
-            ess_used = sum(rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains))
+            own = [rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains)]
+            ess_used = np.sum(own, axis=0)
         limit = rhat_limit(rhat.size, ess_used, chains, draws)
         worst = int(np.nanargmax(rhat - limit)) if np.isfinite(rhat).any() else 0
         info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
