@@ -112,6 +112,7 @@ def test_settings_object_is_validated_once_and_shared():
         ({"cores": 0}, "cores"), ({"threads": 1.5}, "threads"),
         ({"progressbar": 1}, "progressbar"), ({"warmup_tree_depth": 0}, "warmup_tree_depth"),
         ({"sampler_kwargs": {"quiet": True}}, "sampler_kwargs"),
+        ({"clear_jax_caches": 1}, "clear_jax_caches"),
     ]:  # fmt: skip
         with pytest.raises(ValueError, match=name):
             models.SamplerSettings(**bad)

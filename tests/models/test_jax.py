@@ -228,9 +228,14 @@ def nuts_depth_caps(monkeypatch):
 
 
 @NEEDS_NUMPYRO
-def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps):
+def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps, monkeypatch):
     # fit hands NumPyro's NUTS the (warm-up, draws) caps, records the one applied, and
-    # the draws still build trees deeper than the warm-up's cap
+    # the draws still build trees deeper than the warm-up's cap; and it empties JAX's
+    # caches after a fit only when told to
+    import jax
+
+    cleared = []
+    monkeypatch.setattr(jax, "clear_caches", lambda: cleared.append(1))
     m = tiny("OUE")
     with pm.Model() as model:
         f = pm.Dirichlet("f", np.ones(3))
@@ -239,10 +244,12 @@ def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps):
     est = quiet(models.fit, model, m, warmup_tree_depth=1, **run)
     assert nuts_depth_caps[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
     assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
-    est = quiet(models.fit, model, m, **run)
+    assert cleared == []
+    est = quiet(models.fit, model, m, clear_jax_caches=True, **run)
     assert nuts_depth_caps[-1] is None and est.info["warmup_tree_depth"] is None
+    assert cleared == [1]
     # the other samplers have no warm-up cap: run as without it, recorded as not applied
-    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", rng=1,
+    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="pymc", cores=1, rng=1,
                 warmup_tree_depth=3)  # fmt: skip
     assert est.info["warmup_tree_depth"] is None
     with pytest.raises(ValueError, match="warmup_tree_depth"):
