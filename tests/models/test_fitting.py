@@ -182,6 +182,7 @@ def test_single_threaded_restores_environment(monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "7" and "OMP_NUM_THREADS" not in os.environ
 
 
+@pytest.mark.slow  # a fresh process: imports and compilation; fit is tested above
 def test_custom_model_example_runs():
     """NumPyro-style: the example script runs end to end as a subprocess, tiny arguments."""
     cmd = [

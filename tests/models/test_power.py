@@ -204,6 +204,7 @@ def test_bayes_speed_case_runs():
     assert row["seconds_total"] > 0 and row["d"] == 64
 
 
+@pytest.mark.slow  # a fresh process with an empty compile cache; run_case is tested above
 def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
     # the timing path: a child process that loads the script by path, with an empty
     # PyTensor cache (it once failed to import the script's sibling results_table)
