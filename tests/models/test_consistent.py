@@ -223,6 +223,7 @@ def test_sampling_region_matches_brute_force(s_bounds, u_bounds):
     assert s_bounds[0] < s0 < s_bounds[1] and u_bounds[0] < u0 < u_bounds[1]
 
 
+@pytest.mark.slow  # one more region search and fit; the exact checks below sample too
 def test_no_divergences_with_posterior_near_a_bound(rng):
     """A bound of s about 2 posterior sds from the mode: no wall for NUTS to hit."""
     m = measurement(rng, d=200, n=100_000, eps=1.0, s=1.4)
@@ -285,7 +286,7 @@ def test_scale_posterior_matches_quadrature(rng):
         moments[name] = mean, math.sqrt(float((w * (values - mean) ** 2).sum()))
     post = _scale_model.sample_scale(
         m, s_bounds=(0.5, 4.0), c_bounds=(0.01, 1e4),
-        settings=models.SamplerSettings(draws=1000, tune=500), rng=np.random.default_rng(3),
+        settings=models.SamplerSettings(draws=600, tune=300), rng=np.random.default_rng(3),
     )  # fmt: skip
     assert post.info["chebyshev_max_error"] < 0.01
     for name, draws in (("s", post.s), ("log_c", post.log_c)):

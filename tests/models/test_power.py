@@ -97,7 +97,7 @@ def test_exponent_posterior_matches_quadrature(rng):
     assert w[0] < 1e-6 and w[-1] < 1e-6  # the fine grid holds the whole posterior
     post = power.sample_exponent(
         m, zero_inflated=False, s_bounds=(0.5, 3.5),
-        settings=models.SamplerSettings(draws=1000, tune=500), rng=np.random.default_rng(11),
+        settings=models.SamplerSettings(draws=600, tune=300), rng=np.random.default_rng(11),
     )  # fmt: skip
     mcse = post.s.std() / math.sqrt(post.info["ess_bulk"]["s"])
     assert abs(post.s.mean() - mean) < 4 * mcse + 0.01 * sd
@@ -137,6 +137,7 @@ def test_same_seed_same_result(rng):
     assert a.inference_data is not None
 
 
+@pytest.mark.slow  # tests/models/test_consistent.py checks the same on its own fits
 def test_bayes_consistent_on_simplex(rng):
     m = small_measurement(rng, d=200, n=50_000, eps=1.0)
     with warnings.catch_warnings():
