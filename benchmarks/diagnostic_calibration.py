@@ -135,10 +135,10 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     for case in args.cases:
         for seed in range(args.fits):
             rows.append(run_fit(case, seed, args))
-            print(rows[-1]["case"], seed, "warned" if rows[-1]["warned"] else "silent", flush=True)
+            print(rows[-1]["case"], seed, rows[-1]["messages"] or "silent", flush=True)
+            if args.out:  # after every fit: a long study keeps what it has done
+                write_csv(Path(args.out), pd.DataFrame(rows))
     frame = pd.DataFrame(rows)
-    if args.out:
-        write_csv(Path(args.out), frame)
     summary = frame.groupby(["broken", "case"])["warned"].agg(["mean", "size"])
     summary = summary.rename(columns={"mean": "warning rate", "size": "fits"})
     return summary

@@ -24,7 +24,8 @@ A variable of :math:`k` elements is flagged when an element's :math:`\hat R` exc
 :math:`\max(1.01, \hat R_k)`, where :math:`\hat R_k` puts :math:`X` at its
 :math:`1 - \alpha / (2k)` quantile (:data:`FAMILY_ALPHA`, Bonferroni over the elements
 and the bulk/folded pair) and :math:`S` is the sum of the chains' own ESS (which, unlike
-the joint ESS, chains that disagree do not lower): a well-mixed variable is flagged with
+the joint ESS, chains that disagree do not lower; at most the variable's median, since a
+single element's estimate is noisy): a well-mixed variable is flagged with
 probability about :math:`\alpha` whatever its size, and a scalar keeps the usual 1.01.
 A vector is also flagged when the median of its elements' :math:`X` passes the
 :math:`1 - \alpha` quantile (:func:`drift`: a shift shared by all elements, as a
@@ -189,11 +190,13 @@ def convergence_info(
         rhat, ess = rhat_ess(values)
         rhat, ess = rhat.ravel(), ess.ravel()
         # the limit's ESS is the chains' own (the sum of each chain's), which a
-        # disagreement between the chains does not lower as it lowers the joint one
+        # disagreement between the chains does not lower as it lowers the joint one; at
+        # most the variable's median, since an element's ESS estimate is noisy and one
+        # overestimated would make its limit too strict
         ess_used = ess
         if chains > 1:
-            own = [rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains)]
-            ess_used = np.sum(own, axis=0)
+            own = np.sum([rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains)], axis=0)
+            ess_used = np.minimum(own, np.nanmedian(own)) if np.isfinite(own).any() else own
         limit = rhat_limit(rhat.size, ess_used, chains, draws)
         worst = int(np.nanargmax(rhat - limit)) if np.isfinite(rhat).any() else 0
         info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
