@@ -71,7 +71,7 @@ THREAD_VARIABLES = (
 
 #: Loggers of the sampling libraries whose progress lines (``Initializing NUTS using
 #: jitter+adapt_diag...``, ``Sequential sampling ...``) fit keeps from the user.
-LIBRARY_LOGGERS = ("pymc", "pymc.sampling", "pymc.sampling.mcmc", "pymc.stats.convergence")
+LIBRARY_LOGGERS = ("pymc", "pytensor")
 
 
 def _installed(module: str) -> bool:
@@ -308,7 +308,8 @@ def fit(
     settings = resolve_settings(settings, options)
     seed = int(check_rng(rng, "rng").integers(2**31 - 1))
     chains = settings.chains
-    chosen = resolve_sampler(settings.sampler, model, chains)
+    with quiet_libraries():  # choosing the sampler compiles functions of the model too
+        chosen = resolve_sampler(settings.sampler, model, chains)
     cores = min(chains, os.cpu_count() or 1) if settings.cores is None else settings.cores
     d = measurement.domain_size
     if len(specs) == 1:
@@ -318,10 +319,9 @@ def fit(
         raise ValueError(f"measurement has domain size {d}; no likelihood of the model has")
     if chosen in JAX_SAMPLERS:
         _jax.devices_for_chains(chains)
-    run_options, record = sample_options(model, chosen, settings, cores)
-
     start = time.perf_counter()
     with single_threaded(settings.threads), quiet_libraries():
+        run_options, record = sample_options(model, chosen, settings, cores)
         import pymc as pm
 
         idata = pm.sample(
