@@ -332,6 +332,7 @@ def fit(
             random_seed=seed,
             progressbar=settings.progressbar,
             compute_convergence_checks=False,
+            quiet=not settings.progressbar,  # its own log lines; our diagnostics warn
             model=model,
             **run_options,
         )
@@ -420,6 +421,7 @@ def sample_parameters(
             random_seed=seed,
             progressbar=settings.progressbar,
             compute_convergence_checks=False,
+            quiet=not settings.progressbar,  # its own log lines; our diagnostics warn
             model=model,
             target_accept=accept,
             **options,
