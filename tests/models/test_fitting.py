@@ -95,6 +95,7 @@ def test_sampler_kwargs_reach_the_sampler(oue_fit):
 
 def test_settings_object_is_validated_once_and_shared():
     # one frozen object: fit and every ready-made model take it, keywords replace fields
+    assert models.available_samplers()[0] == "numpyro" and "pymc" in models.available_samplers()
     settings = models.SamplerSettings(draws=50, tune=50, sampler="pymc", cores=1)
     assert models.SamplerSettings(draws=50) == models.SamplerSettings(draws=np.int64(50))
     with pytest.raises(AttributeError):

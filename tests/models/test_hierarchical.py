@@ -78,12 +78,14 @@ def test_sbc_ready_made_models(which, sampler):
     assert_uniform_ranks(ranks, bins=10)
 
 
-@pytest.mark.slow
 def test_compare_dirichlet_and_hier(oue_fit):
+    # the default suite's fit of bayes-hier: a small one, compared with bayes-dirichlet
     m, est = oue_fit
     hier = quiet(
         models.bayes_hier, m, groups={"a": [0, 1], "b": [2]}, draws=300, tune=300,
         **RUN, rng=1,
     )  # fmt: skip
+    assert hier.method == "bayes-hier" and hier.is_consistent()
+    assert set(hier.info["a_mean"]) == {"a", "b"} and hier.info["groups"] == ("a", "b")
     table = models.compare({"dirichlet": est, "hier": hier})
     assert set(table.index) == {"dirichlet", "hier"} and (table["unit"] == "item").all()
