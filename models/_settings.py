@@ -25,8 +25,10 @@ from bayesldp._validation import (
 #: order ``sampler="auto"`` tries them.
 SAMPLERS = ("numpyro", "nutpie", "pymc")
 #: Also accepted when asked for by name: BlackJAX's NUTS, which ``pymc.sample`` runs with
-#: the BlackJAX versions it supports.
-OTHER_SAMPLERS = ("blackjax",)
+#: the BlackJAX versions it supports, and ``"numpyro-hmc"``, NumPyro's static HMC with a
+#: jittered trajectory length (``bayesldp.models._jax_hmc``), the ready-made Dirichlet
+#: models' first choice.
+OTHER_SAMPLERS = ("blackjax", "numpyro-hmc")
 
 #: Arguments of ``pymc.sample`` that :func:`bayesldp.models.fit` sets itself, so
 #: ``sampler_kwargs`` cannot.
@@ -49,10 +51,11 @@ class SamplerSettings:
         Warm-up iterations per chain (at least 0).
     chains : int, default 2
         Number of chains (at least 1).
-    sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc"}, default "auto"
-        The NUTS implementation ``pymc.sample`` runs (``nuts_sampler``). ``"auto"``: for
-        models of the frequency vector, the first installed of
-        :data:`SAMPLERS` that can run the model; for the two-parameter models
+    sampler : {"auto", "numpyro", "nutpie", "blackjax", "pymc", "numpyro-hmc"}
+        The NUTS implementation ``pymc.sample`` runs (``nuts_sampler``), or NumPyro's
+        static HMC with a jittered length (``"numpyro-hmc"``). ``"auto"``: for a model
+        of your own, the first installed of :data:`SAMPLERS` that can run it; for
+        bayes-dirichlet and bayes-hier, ``"numpyro-hmc"``; for the two-parameter models
         (``bayes-power``, ``bayes-consistent``), PyMC's own NUTS.
     target_accept : float, optional
         NUTS's target acceptance probability in (0, 1); None leaves the model's default
@@ -66,7 +69,9 @@ class SamplerSettings:
     sampler_kwargs : mapping, optional
         More keyword arguments for ``pymc.sample`` (e.g. ``{"nuts_sampler_kwargs":
         {"chain_method": "vectorized"}}``), passed through unchecked except that the
-        arguments set here (:data:`RESERVED_SAMPLER_KWARGS`) are refused.
+        arguments set here (:data:`RESERVED_SAMPLER_KWARGS`) are refused; for
+        ``"numpyro-hmc"``, its own (``trajectory_length``, ``jitter``, ``max_steps``,
+        ``chain_method``).
     warmup_tree_depth : int, optional
         NumPyro only: the largest NUTS tree depth during warm-up (the draws keep
         NumPyro's 10); the other samplers ignore it.

@@ -154,7 +154,11 @@ def drift(rhat: np.ndarray, ess: np.ndarray, chains: int, draws: int) -> float:
 
 
 def convergence_info(
-    idata, names: list[str], stacklevel: int = 3, checked: list[str] | None = None
+    idata,
+    names: list[str],
+    stacklevel: int = 3,
+    checked: list[str] | None = None,
+    kernel: str = "NUTS",
 ) -> dict:
     r"""Diagnose ``names`` in ``idata``; warn (:class:`ConvergenceWarning`) on a problem.
 
@@ -173,6 +177,8 @@ def convergence_info(
         The variables the rule judges (by default all of ``names``); the others are
         only reported (e.g. deterministic functions of one free scalar, which would
         repeat its verdict).
+    kernel : str, default "NUTS"
+        The sampler's kernel, named in the warning.
 
     Returns
     -------
@@ -226,7 +232,7 @@ def convergence_info(
     info["ess_min"] = ess_min
     messages = []
     if problems:
-        messages.append("poor NUTS convergence: " + ", ".join(problems) + "; " + MORE_DRAWS)
+        messages.append(f"poor {kernel} convergence: " + ", ".join(problems) + "; " + MORE_DRAWS)
     if divergences:
         messages.append(f"{divergences} divergent transitions: {REPARAMETERISE}")
     info["warnings"] = messages

@@ -38,7 +38,7 @@ from bayesldp.models._concentration import (
     log_concentration,
 )
 from bayesldp.models._settings import SamplerSettings, resolve_settings
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import fit, ready_made_settings
 from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_dirichlet", "dirichlet_simplex"]
@@ -398,7 +398,7 @@ def bayes_dirichlet(
     check_measurement(m)
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     kind = resolve_kind(m, kind)
-    settings = resolve_settings(settings, options)
+    settings = ready_made_settings(resolve_settings(settings, options))
     rng = check_rng(rng, "rng")
     start = time.perf_counter()
     model = cached_model(

@@ -23,6 +23,7 @@ and OpenMP thread pools are limited to one thread per chain while sampling
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -50,13 +51,17 @@ logger = logging.getLogger(__name__)
 __all__ = ["fit"]
 
 #: The samplers that run the model's log-density compiled to JAX.
-JAX_SAMPLERS = ("numpyro", "blackjax")
+JAX_SAMPLERS = ("numpyro", "blackjax", "numpyro-hmc")
+
+#: The settings ``sampler_kwargs`` may pass to ``"numpyro-hmc"``.
+HMC_OPTIONS = ("chain_method", "trajectory_length", "jitter", "max_steps")
 
 #: Packages each sampler needs.
 SAMPLER_PACKAGES = {
     "numpyro": ("numpyro", "jax"),
     "nutpie": ("nutpie", "numba"),
     "blackjax": ("blackjax", "jax"),
+    "numpyro-hmc": ("numpyro", "jax"),
     "pymc": ("pymc",),
 }
 
@@ -215,6 +220,19 @@ def sample_options(model, sampler: str, settings: SamplerSettings, cores: int) -
         options["target_accept"] = settings.target_accept
     if sampler == "pymc":
         return options, record
+    if sampler == "numpyro-hmc":
+        unknown = sorted(set(options) - {*HMC_OPTIONS, "target_accept"})
+        if unknown:
+            raise ValueError(
+                f"sampler_kwargs for 'numpyro-hmc' cannot set {', '.join(unknown)}; "
+                f"choose from {', '.join(HMC_OPTIONS)}"
+            )
+        if "chain_method" not in options:
+            options["chain_method"] = _jax.model_chain_method(
+                model, settings.draws, settings.tune, settings.chains, cores
+            )
+        record["chain_method"] = options["chain_method"]
+        return options, record
     options["nuts_sampler"] = sampler
     external = dict(options.get("nuts_sampler_kwargs", {}))
     if sampler == "numpyro":
@@ -324,18 +342,26 @@ def fit(
         run_options, record = sample_options(model, chosen, settings, cores)
         import pymc as pm
 
-        idata = pm.sample(
-            draws=settings.draws,
-            tune=settings.tune,
-            chains=chains,
-            cores=cores,
-            random_seed=seed,
-            progressbar=settings.progressbar,
-            compute_convergence_checks=False,
-            quiet=not settings.progressbar,  # its own log lines; our diagnostics warn
-            model=model,
-            **run_options,
-        )
+        if chosen == "numpyro-hmc":
+            from bayesldp.models._jax_hmc import sample_jittered_hmc
+
+            idata = sample_jittered_hmc(
+                model, draws=settings.draws, tune=settings.tune, chains=chains,
+                random_seed=seed, progressbar=settings.progressbar, **run_options,
+            )  # fmt: skip
+        else:
+            idata = pm.sample(
+                draws=settings.draws,
+                tune=settings.tune,
+                chains=chains,
+                cores=cores,
+                random_seed=seed,
+                progressbar=settings.progressbar,
+                compute_convergence_checks=False,
+                quiet=not settings.progressbar,  # its own log lines; our diagnostics warn
+                model=model,
+                **run_options,
+            )
     if chosen in JAX_SAMPLERS and settings.clear_jax_caches:
         import jax
 
@@ -350,7 +376,10 @@ def fit(
     flat = values.reshape(-1, d)
     free = [rv.name for rv in model.free_RVs]
     names = [*free, var_name] if var_name not in free else free
-    info = convergence_info(idata, _diagnosed(model, var_name), stacklevel=3, checked=names)
+    kernel = "HMC" if chosen == "numpyro-hmc" else "NUTS"
+    info = convergence_info(
+        idata, _diagnosed(model, var_name), stacklevel=3, checked=names, kernel=kernel
+    )
     info.update(
         {
             "sampler": chosen,
@@ -374,6 +403,28 @@ def fit(
         inference_data=idata,
         uncertainty=StoredDraws(flat),
     )
+
+
+def ready_made_settings(settings: SamplerSettings) -> SamplerSettings:
+    """Return ``settings`` with ``sampler="auto"`` taken as the Dirichlet models' default.
+
+    bayes-dirichlet and bayes-hier sample with ``"numpyro-hmc"`` first (their posteriors,
+    in :func:`~bayesldp.models.dirichlet_simplex`'s coordinates, have the even scales a
+    fixed trajectory length suits); without JAX, ``"auto"`` as for any model.
+
+    Parameters
+    ----------
+    settings : SamplerSettings
+        The caller's settings.
+
+    Returns
+    -------
+    SamplerSettings
+        With the sampler resolved for the ready-made models.
+    """
+    if settings.sampler == "auto" and all(_installed(m) for m in SAMPLER_PACKAGES["numpyro-hmc"]):
+        return dataclasses.replace(settings, sampler="numpyro-hmc")
+    return settings
 
 
 def sample_parameters(

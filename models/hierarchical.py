@@ -41,7 +41,7 @@ from bayesldp.models._concentration import (
 )
 from bayesldp.models._settings import SamplerSettings, resolve_settings
 from bayesldp.models.dirichlet import cached_model, dirichlet_simplex
-from bayesldp.models.fitting import fit
+from bayesldp.models.fitting import fit, ready_made_settings
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier"]
@@ -233,7 +233,7 @@ def bayes_hier(
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     s_tau = check_float(spread_prior, "spread_prior", minimum=0.0, strict_minimum=True)
     kind = resolve_kind(m, kind)
-    settings = resolve_settings(settings, options)
+    settings = ready_made_settings(resolve_settings(settings, options))
     rng = check_rng(rng, "rng")
     labels, index = group_index(groups, m.domain_size)
     start = time.perf_counter()

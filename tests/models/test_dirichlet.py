@@ -85,6 +85,8 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
         pytest.param("GRR", "multinomial", SAMPLER, marks=pytest.mark.slow),
         # NumPyro differentiates the model's JAX form itself (see the gradient test below)
         pytest.param("OUE", "binomial", "numpyro", marks=NEEDS_NUMPYRO),
+        # the model's default: static HMC with a jittered length, its own kernel
+        pytest.param("OUE", "binomial", "numpyro-hmc", marks=NEEDS_NUMPYRO),
     ],
 )
 def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind, sampler):
