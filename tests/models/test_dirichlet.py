@@ -118,7 +118,7 @@ def test_sbc_bayes_dirichlet_small(sampler):
     rng = np.random.default_rng(7)
     ranks = sbc_ranks(
         models.bayes_dirichlet, prior_sampler((0.0, 2.0), 3), sims=20, d=3, n=200, rng=rng,
-        draws=200, tune=200, sampler=sampler,
+        draws=200, tune=200, chains=1, sampler=sampler,
     )  # fmt: skip
     assert_uniform_ranks(ranks)
 

@@ -164,28 +164,26 @@ def test_numpyro_chain_method_is_monotone_in_memory(free, iterations, cores, ava
 
 
 @NEEDS_NUMPYRO
-def test_fit_runs_numpyro_chains_in_sequence_when_memory_is_short(monkeypatch, caplog):
-    # the chain method is chosen from the memory, recorded in info, said in the log,
-    # and the user's own choice is kept
+def test_numpyro_chains_run_in_sequence_when_memory_is_short(monkeypatch, caplog):
+    # the chain method is chosen from the memory and said in the log (fit records it:
+    # the warm-up test below), and the user's own choice is kept
     from bayesldp.models import _jax
+    from bayesldp.models.fitting import sample_options
 
     m = tiny("OUE")
     with pm.Model() as model:
         f = pm.Dirichlet("f", np.ones(3))
         models.ldp_likelihood("counts", f, m)
-    est = quiet(models.fit, model, m, draws=30, tune=30, sampler="numpyro", rng=1)
-    assert est.info["chain_method"] == "parallel"
+    settings = models.SamplerSettings(draws=30, tune=30)
+    assert sample_options(model, "numpyro", settings, cores=2)[1]["chain_method"] == "parallel"
     monkeypatch.setattr(_jax, "available_memory", lambda: 0)
     with caplog.at_level("WARNING", logger="bayesldp.models.fitting"):
-        est = quiet(models.fit, model, m, draws=30, tune=30, sampler="numpyro", rng=1)
-    assert est.info["chain_method"] == "sequential"
+        options, record = sample_options(model, "numpyro", settings, cores=2)
+    assert record["chain_method"] == "sequential"
+    assert options["nuts_sampler_kwargs"]["chain_method"] == "sequential"
     assert "one after the other" in caplog.text
-    # the user's own choice is kept; the other samplers record none
-    from bayesldp.models.fitting import sample_options
-
-    own = models.SamplerSettings(
-        sampler_kwargs={"nuts_sampler_kwargs": {"chain_method": "parallel"}}
-    )
+    kwargs = {"nuts_sampler_kwargs": {"chain_method": "parallel"}}
+    own = models.SamplerSettings(sampler_kwargs=kwargs)
     options, record = sample_options(model, "numpyro", own, cores=2)
     assert record["chain_method"] == "parallel"
     assert options["nuts_sampler_kwargs"]["chain_method"] == "parallel"
@@ -243,6 +241,7 @@ def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps, monkey
     run = {"draws": 30, "tune": 30, "sampler": "numpyro", "rng": 1}
     est = quiet(models.fit, model, m, warmup_tree_depth=1, **run)
     assert nuts_depth_caps[-1] == (1, 10) and est.info["warmup_tree_depth"] == 1
+    assert est.info["chain_method"] in ("parallel", "sequential")
     assert est.inference_data.sample_stats["tree_depth"].values.max() > 1
     assert cleared == []
     est = quiet(models.fit, model, m, clear_jax_caches=True, **run)
