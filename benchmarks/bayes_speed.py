@@ -1,8 +1,17 @@
-"""Wall time and peak memory of the Bayesian models (NUTS included) at the papers' scales.
+"""Wall time, effective samples per second and peak memory of the Bayesian models.
 
 Each case runs in a fresh Python process, so the time includes importing PyMC and
-compiling the model. Cases: Zipf(1.5), d = 1024, n = 1e6; Zipf(1.1), d = 42178, n = 1e6;
-Zipf(1.1), d = 10^6, n = 10^7; epsilon = 1, OUE.
+compiling the model. Cases (``--sizes``): Zipf(1.5), d = 1024, n = 1e6; Zipf(1.1),
+d = 42178, n = 1e6; Zipf(1.1), d = 10^6, n = 10^7; ``--dataset wordfreq`` takes the
+42,178 most frequent English words (n = 1e6) instead of the synthetic Zipf data;
+epsilon = 1, OUE.
+
+``--samplers`` runs every case once per sampler (``sampler=`` of the model), side by
+side, and reports ``ess_per_second``: the worst element's bulk ESS (of the frequency
+vector for the models of it, of the exponent ``s`` for bayes-power and
+bayes-consistent) divided by the sampling time (compilation included), and
+``ess_per_second_total`` against the whole process's time. A sampler the current code
+does not offer runs with the code of ``--baseline REF`` only.
 
 Options that put figures side by side in one run (the machine is shared: compare ratios
 measured together, never figures from different runs):
@@ -18,7 +27,9 @@ Peak memory is the process's maximum resident set size. ``--interval`` also time
 single-item credible interval (its draws are generated on demand).
 
 ``python benchmarks/bayes_speed.py --methods bayes-power bayes-power-zi bayes-consistent
---sizes 1024 42178 --cold``; ``--case 1024 --method bayes-power`` runs one case here.
+--sizes 1024 42178 --cold``; ``python benchmarks/bayes_speed.py --methods bayes-dirichlet
+--sizes 1024 --samplers numpyro nutpie pymc --cold`` compares the samplers;
+``--case 1024 --method bayes-power`` runs one case here.
 """
 
 from __future__ import annotations
@@ -54,6 +65,9 @@ def run_case(
     draws: int = 1000,
     tune: int = 1000,
     interval: bool = False,
+    sampler: str | None = None,
+    dataset: str = "zipf",
+    threads: str = "1",
 ) -> dict:
     """Time one case in this process; return the measurements."""
     start = time.perf_counter()
@@ -64,20 +78,36 @@ def run_case(
 
     s, default_n = CASES.get(d, (1.5, 1_000_000))
     n = default_n if n is None else n
-    data = datasets.zipf(s, d, n, rng=seed)
+    if dataset == "wordfreq":
+        data = datasets.wordfreq_words(d=d, n=n, rng=seed)
+    else:
+        data = datasets.zipf(s, d, n, rng=seed)
     m = bayesldp.OUE(1.0, d).simulate(data.counts, np.random.default_rng(seed))
     ready = time.perf_counter()
-    est = bayesldp.postprocess(m, method, rng=seed, draws=draws, tune=tune)
+    options = {"draws": draws, "tune": tune}
+    if sampler is not None:
+        options["sampler"] = sampler
+    if threads == "default":
+        options["threads"] = None
+    est = bayesldp.postprocess(m, method, rng=seed, **options)
     done = time.perf_counter()
+    watched = "f" if "f" in est.info["ess_bulk"] else "s"
+    ess = est.info["ess_bulk"][watched]
     row = {
         "method": method,
+        "dataset": dataset,
+        "sampler": est.info.get("sampler", sampler or "pymc"),
         "d": d,
         "n": n,
         "seconds_total": done - start,
         "seconds_postprocess": done - ready,
         **{k: v for k, v in est.info.items() if k.startswith("seconds")},
-        "r_hat_s": est.info["r_hat"]["s"],
-        "ess_bulk_s": est.info["ess_bulk"]["s"],
+        "ess_variable": watched,
+        "ess_bulk_worst": ess,
+        "r_hat_worst": est.info["r_hat"][watched],
+        "ess_per_second": ess / est.info["seconds_sampling"],
+        "ess_per_second_total": ess / (done - start),
+        "divergences": est.info["divergences"],
         "mse": metrics.mse(data.frequencies, est),
         "peak_rss_mb_fit": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -101,71 +131,79 @@ def _export(ref: str, where: Path) -> Path:
     return where
 
 
-def _run(args, d: int, method: str, threads: str, code: str, baseline: Path | None) -> dict:
-    script = str(Path(__file__).resolve())
-    if baseline is not None:
-        script = str(baseline / "benchmarks" / "bayes_speed.py")
-        if not Path(script).exists():
-            script = str(Path(__file__).resolve())
+def _run(
+    args, d: int, method: str, sampler: str | None, threads: str, code: str,
+    baseline: Path | None,
+) -> dict:  # fmt: skip
+    script = str(Path(__file__).resolve())  # the baseline's code runs this script's case
     with results_table.child_environment(args.cold) as env:
         if baseline is not None:
             env["PYTHONPATH"] = str(baseline)
-        cmd = [sys.executable, "-c", _CHILD, script, str(d), method, str(args.seed), threads,
-               str(int(args.interval)), str(args.n or 0)]  # fmt: skip
+        case = {"d": d, "method": method, "seed": args.seed, "threads": threads,
+                "interval": args.interval, "n": args.n, "sampler": sampler,
+                "dataset": args.dataset, "draws": args.draws, "tune": args.tune}  # fmt: skip
+        cmd = [sys.executable, "-c", _CHILD, script, json.dumps(case)]
         start = time.perf_counter()
         # the child's working directory comes first on its path: the baseline's own folder
         cwd = str(baseline if baseline is not None else ROOT)
         result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
         wall = time.perf_counter() - start
     if result.returncode != 0:
-        return {"method": method, "d": d, "code": code, "threads": threads,
+        return {"method": method, "d": d, "sampler": sampler, "code": code, "threads": threads,
                 "error": result.stderr.strip().splitlines()[-1][:300]}  # fmt: skip
     row = json.loads(result.stdout.strip().splitlines()[-1])
     row.update(
         {"code": code, "threads": threads, "seconds_process": wall, "cold_cache": bool(args.cold),
+         "ess_per_second_process": row["ess_bulk_worst"] / wall,
          "load_average_1min": os.getloadavg()[0]}
     )  # fmt: skip
     return row
 
 
-# The child imports the benchmark module by path (so a baseline's own copy is used
-# when it has one), sets the thread policy and runs one case.
+# The child imports the benchmark module by path and runs one case.
 _CHILD = """
 import importlib.util, json, os, sys
-path, d, method, seed, threads, interval, n = sys.argv[1:8]
+path, case = sys.argv[1], json.loads(sys.argv[2])
 sys.path.append(os.path.dirname(path))  # its sibling modules, as when run as a script
-if threads == "default":
-    try:
-        import bayesldp.models.sampling as sampling
-        sampling.FIT_THREADS = None
-    except Exception:
-        pass
 spec = importlib.util.spec_from_file_location("bayes_speed_case", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-takes = "interval" in mod.run_case.__code__.co_varnames
-kwargs = {"interval": True} if interval == "1" and takes else {}
-if int(n):
-    kwargs["n"] = int(n)
-row = mod.run_case(int(d), method, int(seed), **kwargs)
+if not case["n"]:
+    case["n"] = None
+row = mod.run_case(**case)
 print(json.dumps(row, default=float))
 """
+
+
+def _current_samplers() -> tuple[str, ...]:
+    """Return the samplers this code's models take by name."""
+    from bayesldp.models._settings import OTHER_SAMPLERS, SAMPLERS
+
+    return (*SAMPLERS, *OTHER_SAMPLERS)
 
 
 def main(args: argparse.Namespace) -> pd.DataFrame:
     """Run every case in a fresh process and write the table."""
     rows = []
     thread_modes = ["1", "default"] if args.threads == "both" else [args.threads]
+    samplers = args.samplers or [None]
+    offered = _current_samplers()
     with tempfile.TemporaryDirectory() as tmp:
         baseline = _export(args.baseline, Path(tmp)) if args.baseline else None
         for method in args.methods:
             for d in args.sizes:
-                for threads in thread_modes:
-                    rows.append(_run(args, d, method, threads, "current", None))
-                    print(json.dumps(rows[-1], default=float), flush=True)
-                    if baseline is not None:
-                        rows.append(_run(args, d, method, threads, args.baseline, baseline))
-                        print(json.dumps(rows[-1], default=float), flush=True)
+                for sampler in samplers:
+                    for threads in thread_modes:
+                        # a named sampler runs with the code that offers it (the current
+                        # code first); without one, both codes run
+                        runs = []
+                        if sampler is None or sampler in offered:
+                            runs.append(("current", None))
+                        if baseline is not None and (sampler is None or sampler not in offered):
+                            runs.append((args.baseline, baseline))
+                        for code, where in runs:
+                            rows.append(_run(args, d, method, sampler, threads, code, where))
+                            print(json.dumps(rows[-1], default=float), flush=True)
     frame = pd.DataFrame(rows)
     frame["cpu_count"] = os.cpu_count()
     frame["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -188,9 +226,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="users per case (default: the case's own; small d with n <= "
         "2000 puts bayes-consistent on its exact route)",
     )
+    parser.add_argument(
+        "--samplers", nargs="+", help="run each case once per sampler (the models' sampler=)"
+    )
+    parser.add_argument("--dataset", choices=["zipf", "wordfreq"], default="zipf")
+    parser.add_argument("--draws", type=int, default=1000, help="draws per chain")
+    parser.add_argument("--tune", type=int, default=1000, help="warm-up iterations per chain")
     parser.add_argument("--cold", action="store_true", help="empty PyTensor cache per case")
     parser.add_argument("--threads", choices=["1", "default", "both"], default="1")
-    parser.add_argument("--baseline", help="git revision to run beside the current code")
+    parser.add_argument(
+        "--baseline",
+        help="git revision to run beside the current code (alone for samplers it lacks)",
+    )
     parser.add_argument("--interval", action="store_true", help="also time one interval")
     parser.add_argument("--suffix", default="", help="appended to the output file's name")
     parser.add_argument("--out", default="benchmarks/results/bayes")
@@ -201,7 +248,12 @@ if __name__ == "__main__":
     parsed = build_parser().parse_args()
     if parsed.case is not None:
         method = parsed.method or parsed.methods[0]
-        print(json.dumps(run_case(parsed.case, method, parsed.seed, n=parsed.n), default=float))
+        sampler = parsed.samplers[0] if parsed.samplers else None
+        row = run_case(
+            parsed.case, method, parsed.seed, n=parsed.n, draws=parsed.draws, tune=parsed.tune,
+            sampler=sampler, dataset=parsed.dataset,
+        )  # fmt: skip
+        print(json.dumps(row, default=float))
     else:
         with pd.option_context("display.width", 250, "display.float_format", "{:.4g}".format):
             print(main(parsed).to_string(index=False))

@@ -2,7 +2,7 @@
 
 For each repetition (Zipf, OUE, the papers' setting by default) the parameters of each
 prior family are set to the mode of the log target that ``bayes-consistent`` samples
-(:func:`bayesldp.models.lomax.log_target`: the items' evidence plus the normal term
+(``bayesldp.models.consistent._exact_total.log_target``: the items' evidence plus the normal term
 for the known total), then the counts are conditioned on the total by exponential
 tilting and the tilted posterior means are scored against the truth:
 
@@ -35,7 +35,8 @@ from scipy.special import logsumexp
 
 from bayesldp import metrics
 from bayesldp.datasets import Dataset
-from bayesldp.models import lomax
+from bayesldp.models._counts import CountGrid, ItemMoments
+from bayesldp.models.consistent._exact_total import Problem
 from bayesldp.plotting import dot_plot
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
@@ -43,7 +44,7 @@ PRIORS = ("power-tilt", "lomax-tilt", "betaprime-tilt", "oracle-tilt")
 BASELINES = ("power-ns", "norm-sub")
 
 
-def _log_mass(grid: lomax.CountGrid, family: str, theta) -> np.ndarray:
+def _log_mass(grid: CountGrid, family: str, theta) -> np.ndarray:
     x = grid.x
     if family == "power":
         (s,) = theta
@@ -61,8 +62,8 @@ def _log_mass(grid: lomax.CountGrid, family: str, theta) -> np.ndarray:
     return lm - logsumexp(lm)
 
 
-def _target(problem: lomax.Problem, log_mass: np.ndarray, with_total: bool) -> float:
-    mom = lomax.ItemMoments(
+def _target(problem: Problem, log_mass: np.ndarray, with_total: bool) -> float:
+    mom = ItemMoments(
         problem.grid, log_mass, problem.sigma_c, float(problem.y.min()), float(problem.y.max())
     )
     y = problem.y
@@ -73,16 +74,16 @@ def _target(problem: lomax.Problem, log_mass: np.ndarray, with_total: bool) -> f
     return total - 0.5 * (problem.n - mean) ** 2 / var - 0.5 * math.log(2 * math.pi * var)
 
 
-def _tilted_means(problem: lomax.Problem, log_mass: np.ndarray, span: float = 12.0):
+def _tilted_means(problem: Problem, log_mass: np.ndarray, span: float = 12.0):
     sc, y, n = problem.sigma_c, problem.y, problem.n
-    mom = lomax.ItemMoments(
+    mom = ItemMoments(
         problem.grid, log_mass, sc, float(y.min()) - span * sc, float(y.max()) + span * sc
     )
     shift = optimize.brentq(lambda h: mom.mean(y + h).sum() - n, -span * sc, span * sc)
     return mom.mean(y + shift) / n, shift / sc
 
 
-def _fit(problem: lomax.Problem, family: str, start, with_total: bool):
+def _fit(problem: Problem, family: str, start, with_total: bool):
     def neg(theta):
         value = _target(problem, _log_mass(problem.grid, family, theta), with_total)
         return -value if np.isfinite(value) else 1e300
@@ -96,7 +97,7 @@ def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]
     """One repetition: each prior family's tilted posterior mean, and the baselines."""
     truth = dataset.frequencies
     m = task.simulate(dataset, np.random.default_rng(seq))
-    problem = lomax.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
+    problem = Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)
     est, params, notes = {}, {}, {}
 
     def fitted(name, fit):

@@ -8,14 +8,14 @@ The model is the user's-own-model example of the README with a tuned parametriza
     f \sim \mathrm{Dirichlet}(a, \dots, a), \qquad
     c \mid f \sim \text{the oracle's likelihood (:func:`ldp_likelihood`)}.
 
-On frequency data with a heavy tail the posterior concentration is small (about 0.02 to
-0.05 on the papers' Zipf data), and most items lie below the noise: their posterior is
+On frequency data with a heavy tail the posterior concentration is small (a few
+hundredths), and most items lie below the noise: their posterior is
 the prior's :math:`f_v^{a-1}` cut off where the likelihood starts to matter, a left tail
 of length :math:`1/a` in :math:`\log f_v` against a peak as narrow as the item's relative
 noise. PyMC's own simplex transform of ``pm.Dirichlet`` centres every coordinate on the
 mean of all the :math:`\log f_v`, which ties the well-measured items to the tail of every
-other item; NUTS then hits its maximum tree depth, diverges and does not mix (measured:
-r_hat 2 at d = 1024). :func:`dirichlet_simplex` writes the same Dirichlet law in
+other item; NUTS then hits its maximum tree depth, diverges and does not mix.
+:func:`dirichlet_simplex` writes the same Dirichlet law in
 additive log-ratio coordinates against the best-measured item, each coordinate scaled
 to its item's noise above a kink and to the prior's tail (by the concentration) below
 it, so that both parts have unit scale.
@@ -23,56 +23,43 @@ it, so that both parts have unit scale.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp._validation import check_float, check_int, check_rng
+from bayesldp._validation import check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.models.fitting import READY_MADE_SAMPLERS, fit, resolve_sampler
+from bayesldp.models._concentration import (
+    check_normal_prior,
+    concentration_start,
+    dirichlet_draws,
+    log_concentration,
+)
+from bayesldp.models._settings import SamplerSettings, resolve_settings
+from bayesldp.models.fitting import fit, ready_made_settings
 from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
-__all__ = [
-    "bayes_dirichlet",
-    "build_dirichlet_model",
-    "cached_model",
-    "check_normal_prior",
-    "concentration_start",
-    "dirichlet_draws",
-    "dirichlet_simplex",
-    "kink_sharpness",
-    "log_concentration",
-    "parametrization_hints",
-    "set_concentration_start",
-    "set_hints",
-]
+__all__ = ["bayes_dirichlet", "dirichlet_simplex"]
 
 #: Least sharpness of the kink between an item's noise scale and the prior's tail (per
-#: unit of the sampled coordinate). In a one-seed prototype run on the papers' Zipf
-#: setting (not a repo script) 1.5 and 2 mixed best of 1, 1.5, 2, 3 and 4 as one sharpness
-#: for every item (smallest bulk ESS over the items 189 and 235 of 2000 draws, against 48
-#: to 197); 2 diverged in 1.2% of the transitions of the tiny hierarchical exact-posterior
-#: test.
+#: unit of the sampled coordinate): sharp enough that the two parts of a coordinate do
+#: not blur into each other, soft enough that NUTS's step is not set by the kink.
 KINK_SHARPNESS = 1.5
 #: The tail's slope :math:`1/\alpha` reaches an item's peak through the kink's softplus,
 #: :math:`\alpha^{-1}\sigma(k\kappa)` at :math:`u = 0`; each item's sharpness is raised
 #: (:func:`kink_sharpness`) until that is at most this fraction of the peak's own slope
-#: ``width``. With one sharpness of 1.5, at a = 0.0046 (Zipf, d = 4096) it was 13 times
-#: the width of an item estimated at 4 sds, so that item's peak was 13 times narrower
-#: than the coordinates intend, and the items at 3-4.5 sds mixed worst (r_hat 1.11, bulk
-#: ESS 13 of 2000 draws; ``paper/bayes.md``).
+#: ``width``, so a small concentration does not squeeze the peaks of items measured a
+#: few noise standard deviations above zero.
 PEAK_LEAK = 0.1
 #: Items that start in the tail (estimated below :data:`START_Z` sds) are sharpened by
-#: the same rule up to this. In prototype runs at d = 4096, this took NUTS's tuned step
-#: from 0.09 to 0.14 and its tree depth from 6 to 5. Without a cap (up to ~5.5 on Zipf),
-#: the first 300 warm-up iterations took 146,000 leapfrog steps, against 35,000 at 1.5.
+#: the same rule up to this: sharper kinks there make the first warm-up iterations, far
+#: from the bulk, take many more leapfrog steps.
 TAIL_SHARPNESS_MAX = 3.0
-#: ... and every item up to this. Uncapped (up to ~6 for the items measured at 100 sds),
-#: bayes-dirichlet diverged once in 2000 draws on the papers' Zipf setting (seed 0;
-#: seeds 1-3: none); capped at 4, none on seeds 0-3, with a larger tuned step (0.174-0.179
-#: against 0.162-0.166) and a better worst-item ESS (348-453 against 285-367).
+#: ... and every item up to this: an unbounded sharpness (up to ~6 for items measured at
+#: 100 sds) shrinks NUTS's tuned step and can make it diverge.
 SHARPNESS_MAX = 4.0
 #: The kink sits this many noise standard deviations below the item's peak ...
 KINK_SDS = 2.0
@@ -81,12 +68,9 @@ KINK_FLOOR = 0.25
 #: Items whose raw estimate is below this many standard deviations start in the tail.
 START_Z = 2.0
 #: Kink of the ignored reference slot. Its terms are multiplied by zero, so any finite
-#: value gives the same log-density and gradient; a far one (it was -1000) overflows
-#: ``exp`` inside the branches of JAX's softplus, whose gradient is then NaN (0 * inf),
-#: and NumPyro diverged on every transition.
-_REFERENCE_KINK = 0.0
-#: Range of the starting log-concentration (:func:`concentration_start`).
-LOG_START_RANGE = (-10.0, 5.0)
+#: value gives the same log-density and gradient; a far one (e.g. -1000) overflows
+#: ``exp`` inside the branches of JAX's softplus, whose gradient is then NaN (0 * inf).
+REFERENCE_KINK = 0.0
 
 
 def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
@@ -127,7 +111,7 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     sharpness = kink_sharpness(concentration_start(m), width, kink, in_tail)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
-    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, _REFERENCE_KINK, 0.0
+    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, REFERENCE_KINK, 0.0
     sharpness[ref] = KINK_SHARPNESS
     return {
         "reference": reference,
@@ -156,8 +140,8 @@ def kink_sharpness(log_concentration, width, kink, in_tail) -> np.ndarray:
     :math:`a` is a fixed guess of the concentration (in the models, the moment estimate
     :func:`concentration_start`), not the sampled one: the sharpness is then data, so
     the map from the sampled coordinates to ``f`` and its Jacobian are as before and a
-    gradient costs no more than with one sharpness. (Making it a function of the sampled
-    concentration costs 2.4x per gradient at d = 42,178.) Where the posterior
+    gradient costs no more than with one sharpness (a function of the sampled
+    concentration would enter every gradient). Where the posterior
     concentration is near the guess, the bound holds up to that ratio.
 
     Parameters
@@ -235,7 +219,7 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     import pymc as pm
     import pytensor.tensor as pt
 
-    from bayesldp.models.special import gammaln
+    from bayesldp.models._special import gammaln
 
     d = check_measurement(measurement, "measurement").domain_size
     hints = {
@@ -265,98 +249,6 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     return f
 
 
-def concentration_start(m: Measurement) -> float:
-    r"""Return a moment estimate of :math:`\log a`, where the samplers start the concentration.
-
-    Under :math:`f \sim \mathrm{Dirichlet}(a \mathbf 1_d)`,
-    :math:`E \sum_v f_v^2 = (1 + a) / (1 + d a)`; the sum is estimated without bias by
-    :math:`\sum_v (\hat f_v^2 - \widehat{\mathrm{Var}}\,\hat f_v)` (at least
-    :math:`\max_v \hat f_v^2`) and the equation solved for :math:`a`, clipped to
-    :data:`LOG_START_RANGE` in :math:`\log a`. It only chooses where the chains start:
-    on word-frequency data (d = 42,178) the posterior of :math:`\log a` has, besides its
-    mode near :math:`a = 0.004`, a local mode near :math:`a = 1` of negligible mass
-    that traps a chain started there (measured: r_hat 2.15), and PyMC's default start is
-    the prior's mean, :math:`a = 1`.
-
-    Parameters
-    ----------
-    m : Measurement
-        Its raw estimates and their plug-in variances give the moment estimate.
-
-    Returns
-    -------
-    float
-        The starting value of :math:`\log a`, within :data:`LOG_START_RANGE`.
-    """
-    check_measurement(m)
-    f, d = m.estimates, m.domain_size
-    low, high = LOG_START_RANGE
-    if d < 2:
-        return 0.0
-    square_sum = max(float(np.sum(f * f - m.variance())), float(f.max()) ** 2)
-    excess = square_sum * d - 1.0
-    if excess <= 0:
-        return high
-    a = (1.0 - square_sum) / excess
-    return low if a <= 0 else float(np.clip(np.log(a), low, high))
-
-
-def log_concentration(name: str, concentration_prior: tuple[float, float], measurement):
-    r"""Add :math:`\log a \sim \mathcal N(\mu_0, s_0^2)`, sampled from a data-driven start.
-
-    The free variable is ``{name}_offset`` :math:`= \log a - s` with ``s`` =
-    :func:`concentration_start` (``pm.Data`` ``{name}_start``; the law of
-    :math:`\log a` does not depend on it) and initial value 0, so every chain starts
-    near the measurement's moment estimate instead of the prior's mean.
-
-    Parameters
-    ----------
-    name : str
-        Name of the log-concentration (a ``Deterministic``).
-    concentration_prior : (float, float)
-        Mean and standard deviation of its normal prior.
-    measurement : Measurement
-        Chooses the start (:func:`set_concentration_start` moves it to another).
-
-    Returns
-    -------
-    TensorVariable
-        :math:`\log a`, a scalar.
-    """
-    import pymc as pm
-
-    mu, sd = check_normal_prior(concentration_prior, "concentration_prior")
-    start = pm.Data(f"{name}_start", concentration_start(measurement))
-    offset = pm.Normal(f"{name}_offset", mu - start, sd, initval=0.0)
-    log_a = pm.Deterministic(name, start + offset)
-    follow_measurement(
-        pm.modelcontext(None),
-        f"{name}_start",
-        lambda model, m: set_concentration_start(model, name, m),
-    )
-    return log_a
-
-
-def set_concentration_start(model, name: str, measurement: Measurement) -> None:
-    """Move the start of :func:`log_concentration` ``name`` to another measurement.
-
-    Run by :func:`bayesldp.models.fit` like :func:`set_hints`; only a model sampled
-    without ``fit`` needs it called by hand.
-
-    Parameters
-    ----------
-    model : pymc.Model
-        A model holding ``log_concentration(name, ...)``.
-    name : str
-        The log-concentration's name.
-    measurement : Measurement
-        Its :func:`concentration_start` becomes the new start.
-    """
-    import pymc as pm
-
-    pm.set_data({f"{name}_start": concentration_start(measurement)}, model=model)
-
-
 def set_hints(model, name: str, measurement: Measurement) -> None:
     """Move the coordinates of :func:`dirichlet_simplex` ``name`` to another measurement.
 
@@ -378,23 +270,6 @@ def set_hints(model, name: str, measurement: Measurement) -> None:
 
     hints = parametrization_hints(measurement)
     pm.set_data({f"{name}_{key}": value for key, value in hints.items()}, model=model)
-
-
-def check_normal_prior(value, name: str) -> tuple[float, float]:
-    """Return ``(mean, sd)`` of a normal prior, or raise ValueError naming ``name``.
-
-    Parameters
-    ----------
-    value : (float, float)
-        The prior's mean (finite) and standard deviation (positive).
-    name : str
-        The argument's name, for the error message.
-    """
-    try:
-        mu, sd = value
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (mean, sd), got {value!r}") from None
-    return check_float(mu, name), check_float(sd, name, minimum=0.0, strict_minimum=True)
 
 
 def build_dirichlet_model(
@@ -495,42 +370,14 @@ def prior_sampler(concentration_prior: tuple[float, float], d: int) -> Dirichlet
     return DirichletPrior((float(mu), float(sd)), int(d))
 
 
-def dirichlet_draws(alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One Dirichlet draw per row of ``alpha``, exact even when the concentrations are tiny.
-
-    ``log Gamma(a) = log Gamma(a + 1) + log(U) / a`` (U uniform) keeps the log-gammas
-    finite where ``Gamma(a)`` itself underflows to zero.
-
-    Parameters
-    ----------
-    alpha : numpy.ndarray
-        Positive concentrations, shape ``(..., d)``.
-    rng : numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray
-        Same shape as ``alpha``, each row on the simplex.
-    """
-    alpha = np.asarray(alpha, dtype=np.float64)
-    log_g = np.log(rng.standard_gamma(alpha + 1)) + np.log(rng.random(alpha.shape)) / alpha
-    log_g -= log_g.max(axis=-1, keepdims=True)
-    w = np.exp(log_g)
-    return w / w.sum(axis=-1, keepdims=True)
-
-
 def bayes_dirichlet(
     m: Measurement,
     *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
-    sampler: str = "auto",
+    settings: SamplerSettings | None = None,
     rng=None,
     concentration_prior: tuple[float, float] = (0.0, 2.0),
     kind: str = "auto",
-    warmup_tree_depth: int | None = None,
+    **options,
 ) -> Estimate:
     r"""Posterior mean under a symmetric Dirichlet prior with a hyperprior on its concentration.
 
@@ -543,29 +390,24 @@ def bayes_dirichlet(
             \prod_v \mathrm{Binomial}(n, q + (p-q) f_v) & \text{otherwise}
         \end{cases}
 
-    sampled with HMC (by default jittered static HMC, ``sampler``) in the coordinates of
+    sampled with NUTS (:func:`bayesldp.models.fit`) in the coordinates of
     :func:`dirichlet_simplex`.
 
     Parameters
     ----------
     m : Measurement
         The oracle output.
-    draws, tune, chains : int
-        Sampler settings, per chain.
-    sampler : {"auto", "numpyro-hmc", "numpyro", "nutpie", "pymc"}
-        See :func:`bayesldp.models.fit`; ``"auto"`` takes the first installed of
-        :data:`~bayesldp.models.fitting.READY_MADE_SAMPLERS` (jittered static HMC first,
-        checked on this model: ``paper/bayes.md``).
+    settings : SamplerSettings, optional
+        How to sample (see :func:`bayesldp.models.fit`).
     rng : numpy.random.Generator, int or None
         Seeds the sampler (same seed, same result).
     concentration_prior : (float, float), default (0, 2)
         Mean and standard deviation of the normal prior on :math:`\log a`.
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood (:func:`ldp_likelihood`).
-    warmup_tree_depth : int, optional
-        With ``sampler="numpyro"``: NumPyro's largest NUTS tree depth during warm-up (the
-        draws keep NumPyro's 10); faster at large d, at a cost in the hardest items'
-        mixing: see :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
+    **options
+        Fields of :class:`~bayesldp.models.SamplerSettings` replacing those of
+        ``settings`` (``draws``, ``tune``, ``chains``, ``sampler``, ...).
 
     Returns
     -------
@@ -573,27 +415,26 @@ def bayes_dirichlet(
         Method ``"bayes-dirichlet"``: non-negative frequencies summing to 1, posterior
         draws on the simplex, diagnostics as :func:`bayesldp.models.fit`, plus
         ``info["a_mean"]``, ``info["a_sd"]`` and ``info["prior_sampler"]``.
+
+    Raises
+    ------
+    ValueError
+        Bad input, named.
     """
     check_measurement(m)
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     kind = resolve_kind(m, kind)
+    settings = ready_made_settings(resolve_settings(settings, options))
     rng = check_rng(rng, "rng")
-    for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
-        check_int(value, name, minimum=0 if name == "tune" else 1)
-    if warmup_tree_depth is not None:
-        check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
     start = time.perf_counter()
     model = cached_model(
         ("dirichlet", m.domain_size, kind, prior),
         lambda: build_dirichlet_model(m, concentration_prior=prior, kind=kind),
     )
-    est = fit(
-        model, m, var_name="f", draws=draws, tune=tune, chains=chains,
-        sampler=resolve_sampler(sampler, READY_MADE_SAMPLERS),
-        random_seed=rng, method="bayes-dirichlet", warmup_tree_depth=warmup_tree_depth,
-    )  # fmt: skip
+    est = fit(model, m, settings=settings, rng=rng, method="bayes-dirichlet")
     a = est.inference_data.posterior["a"].values.ravel()
     info = {
+        **est.info,
         "a_mean": float(a.mean()),
         "a_sd": float(a.std()),
         "concentration_prior": prior,
@@ -601,4 +442,4 @@ def bayes_dirichlet(
         "prior_sampler": prior_sampler(prior, m.domain_size),
         "seconds_total": time.perf_counter() - start,
     }
-    return replace(est, info={**est.info, **info})
+    return dataclasses.replace(est, info=info)

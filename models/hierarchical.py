@@ -25,26 +25,27 @@ concentrations, and each borrows strength from the others through :math:`\mu` an
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp._validation import check_float, check_int, check_rng
+from bayesldp._validation import check_float, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.models.dirichlet import (
-    cached_model,
+from bayesldp.models._concentration import (
     check_normal_prior,
     dirichlet_draws,
-    dirichlet_simplex,
     log_concentration,
 )
-from bayesldp.models.fitting import READY_MADE_SAMPLERS, fit, resolve_sampler
+from bayesldp.models._settings import SamplerSettings, resolve_settings
+from bayesldp.models.dirichlet import cached_model, dirichlet_simplex
+from bayesldp.models.fitting import fit, ready_made_settings
 from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
 
-__all__ = ["bayes_hier", "build_hier_model", "group_index", "hier_prior_sampler"]
+__all__ = ["bayes_hier"]
 
 
 def group_index(groups, d: int) -> tuple[tuple[str, ...], np.ndarray]:
@@ -112,7 +113,7 @@ def build_hier_model(
     -------
     pymc.Model
         Variables ``mu`` (sampled as ``mu_offset``:
-        :func:`~bayesldp.models.dirichlet.log_concentration`), ``tau`` and ``z`` (dims
+        ``log_concentration``), ``tau`` and ``z`` (dims
         ``group``; not with a single group), ``a`` (dims ``group``), ``f`` (dims
         ``item``) and the likelihood ``counts``.
     """
@@ -209,16 +210,13 @@ def hier_prior_sampler(
 def bayes_hier(
     m: Measurement,
     *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
-    sampler: str = "auto",
+    settings: SamplerSettings | None = None,
     rng=None,
     groups=None,
     concentration_prior: tuple[float, float] = (0.0, 2.0),
     spread_prior: float = 1.0,
     kind: str = "auto",
-    warmup_tree_depth: int | None = None,
+    **options,
 ) -> Estimate:
     r"""Posterior mean under a Dirichlet prior with group-wise, partially pooled concentrations.
 
@@ -230,19 +228,15 @@ def bayes_hier(
         f \sim \mathrm{Dirichlet}(a_{g(1)}, \dots, a_{g(d)}),
 
     with the oracle's likelihood (:func:`~bayesldp.models.ldp_likelihood`), sampled
-    with HMC (by default jittered static HMC, ``sampler``; non-centred in :math:`z`,
-    :func:`~bayesldp.models.dirichlet.dirichlet_simplex` for ``f``).
+    with NUTS (:func:`bayesldp.models.fit`; non-centred in :math:`z`,
+    :func:`~bayesldp.models.dirichlet_simplex` for ``f``).
 
     Parameters
     ----------
     m : Measurement
         The oracle output.
-    draws, tune, chains : int
-        Sampler settings, per chain.
-    sampler : {"auto", "numpyro-hmc", "numpyro", "nutpie", "pymc"}
-        See :func:`bayesldp.models.fit`; ``"auto"`` takes the first installed of
-        :data:`~bayesldp.models.fitting.READY_MADE_SAMPLERS` (jittered static HMC first,
-        checked on this model: ``paper/bayes.md``).
+    settings : SamplerSettings, optional
+        How to sample (see :func:`bayesldp.models.fit`).
     rng : numpy.random.Generator, int or None
         Seeds the sampler (same seed, same result).
     groups : mapping of str to sequence of int, optional
@@ -254,26 +248,27 @@ def bayes_hier(
         Scale :math:`s_\tau` of the half-normal prior on :math:`\tau`.
     kind : {"auto", "multinomial", "binomial", "gaussian"}
         The likelihood.
-    warmup_tree_depth : int, optional
-        With ``sampler="numpyro"``: NumPyro's largest NUTS tree depth during warm-up (the
-        draws keep NumPyro's 10); faster at large d, at a cost in the hardest items'
-        mixing: see :func:`bayesldp.models.fit`. Default: NumPyro's 10 throughout.
+    **options
+        Fields of :class:`~bayesldp.models.SamplerSettings` replacing those of
+        ``settings`` (``draws``, ``tune``, ``chains``, ``sampler``, ...).
 
     Returns
     -------
     Estimate
-        Method ``"bayes-hier"``; as :func:`bayes_dirichlet`, with ``info["a_mean"]``
-        (posterior mean concentration of each group, by label).
+        Method ``"bayes-hier"``; as :func:`~bayesldp.models.bayes_dirichlet`, with
+        ``info["a_mean"]`` (posterior mean concentration of each group, by label).
+
+    Raises
+    ------
+    ValueError
+        Bad input, named.
     """
     check_measurement(m)
     prior = check_normal_prior(concentration_prior, "concentration_prior")
     s_tau = check_float(spread_prior, "spread_prior", minimum=0.0, strict_minimum=True)
     kind = resolve_kind(m, kind)
+    settings = ready_made_settings(resolve_settings(settings, options))
     rng = check_rng(rng, "rng")
-    for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
-        check_int(value, name, minimum=0 if name == "tune" else 1)
-    if warmup_tree_depth is not None:
-        check_int(warmup_tree_depth, "warmup_tree_depth", minimum=1)
     labels, index = group_index(groups, m.domain_size)
     start = time.perf_counter()
     key = ("hier", m.domain_size, kind, prior, s_tau, labels, index.tobytes())
@@ -283,13 +278,10 @@ def bayes_hier(
             m, groups, concentration_prior=prior, spread_prior=s_tau, kind=kind
         ),
     )
-    est = fit(
-        model, m, var_name="f", draws=draws, tune=tune, chains=chains,
-        sampler=resolve_sampler(sampler, READY_MADE_SAMPLERS),
-        random_seed=rng, method="bayes-hier", warmup_tree_depth=warmup_tree_depth,
-    )  # fmt: skip
+    est = fit(model, m, settings=settings, rng=rng, method="bayes-hier")
     a = est.inference_data.posterior["a"].values.reshape(-1, len(labels))
     info = {
+        **est.info,
         "a_mean": dict(zip(labels, a.mean(axis=0).tolist(), strict=True)),
         "groups": labels,
         "concentration_prior": prior,
@@ -298,4 +290,4 @@ def bayes_hier(
         "prior_sampler": hier_prior_sampler(index, prior, s_tau),
         "seconds_total": time.perf_counter() - start,
     }
-    return replace(est, info={**est.info, **info})
+    return dataclasses.replace(est, info=info)

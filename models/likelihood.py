@@ -27,20 +27,7 @@ from bayesldp._validation import check_choice
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
 from bayesldp.methods._likelihood import likelihood_kind
 
-__all__ = [
-    "KINDS",
-    "LikelihoodSpec",
-    "data_names",
-    "follow_measurement",
-    "gaussian_count_variance",
-    "ldp_likelihood",
-    "likelihood_specs",
-    "log_binomial_coefficients",
-    "move_followers",
-    "pointwise_loglik",
-    "resolve_kind",
-    "set_measurement",
-]
+__all__ = ["ldp_likelihood", "set_measurement"]
 
 #: Likelihood kinds :func:`ldp_likelihood` accepts.
 KINDS = ("auto", "multinomial", "binomial", "gaussian")
@@ -370,8 +357,8 @@ def move_followers(model, measurement: Measurement) -> None:
 def set_measurement(model, name: str, measurement: Measurement) -> None:
     """Swap another measurement of the same domain size into likelihood ``name``.
 
-    Only the ``pm.Data`` containers change, so a compiled log-density (and PyMC's or
-    nutpie's compiled sampler functions) computes with the new counts, ``n``, ``p`` and
+    Only the ``pm.Data`` containers change, so a compiled log-density (and PyMC's
+    compiled sampler functions) computes with the new counts, ``n``, ``p`` and
     ``q`` without recompiling.
 
     Parameters

@@ -9,7 +9,7 @@ normal interval of the raw estimate (``base``), for three sets of items: the top
 true frequency, the top 10 by the estimate (the posterior mean), and all items (every
 ``--oracle-stride``-th item for the oracle prior and the normal interval).
 
-``python benchmarks/top_coverage.py --reps 3 --eps 0.5`` writes
+``python research/top_coverage.py --reps 3 --eps 0.5`` writes
 ``benchmarks/results/top_coverage/coverage.csv``.
 """
 

@@ -17,10 +17,6 @@ from bayesldp.estimate import Estimate
 
 __all__ = [
     "Deferred",
-    "load_bayes_consistent",
-    "load_bayes_dirichlet",
-    "load_bayes_hier",
-    "load_bayes_power",
     "load_convex_cls",
     "load_convex_mle",
     "load_convex_mle_apx",
@@ -84,35 +80,3 @@ def load_convex_mle() -> Callable[..., Estimate]:
     from bayesldp.convex import mle as convex_mle
 
     return convex_mle
-
-
-# TEMPORARY, DELETE AT MERGE with the registry's _register_models_until_merge: the
-# Bayesian methods of bayesldp.models, until models declares its entry point.
-
-
-def load_bayes_power() -> Callable[..., Estimate]:
-    """Import and return :func:`bayesldp.models.calibrate.bayes_power`."""
-    from bayesldp.models.calibrate import bayes_power
-
-    return bayes_power
-
-
-def load_bayes_consistent() -> Callable[..., Estimate]:
-    """Import and return :func:`bayesldp.models.consistent.bayes_consistent`."""
-    from bayesldp.models.consistent import bayes_consistent
-
-    return bayes_consistent
-
-
-def load_bayes_dirichlet() -> Callable[..., Estimate]:
-    """Import and return :func:`bayesldp.models.dirichlet.bayes_dirichlet`."""
-    from bayesldp.models.dirichlet import bayes_dirichlet
-
-    return bayes_dirichlet
-
-
-def load_bayes_hier() -> Callable[..., Estimate]:
-    """Import and return :func:`bayesldp.models.hierarchical.bayes_hier`."""
-    from bayesldp.models.hierarchical import bayes_hier
-
-    return bayes_hier

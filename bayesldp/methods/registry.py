@@ -52,10 +52,6 @@ from bayesldp.methods._baseline import (
 )
 from bayesldp.methods._deferred import (
     Deferred,
-    load_bayes_consistent,
-    load_bayes_dirichlet,
-    load_bayes_hier,
-    load_bayes_power,
     load_convex_cls,
     load_convex_mle,
     load_convex_mle_apx,
@@ -354,8 +350,6 @@ def _registry() -> dict[str, MethodSpec]:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-        if not any(entry.value.startswith("bayesldp.models") for entry in found):
-            _register_models_until_merge()
     return _REGISTRY
 
 
@@ -542,36 +536,3 @@ for _spec in (
 ):
     register_method(_spec)
 # fmt: on
-
-
-# ---------------------------------------------------------------------------
-# TEMPORARY, DELETE AT MERGE: until bayesldp.models declares its entry point
-# (``[project.entry-points."bayesldp.methods"] models = "bayesldp.models._methods:register"``)
-# the five Bayesian methods are registered here, with their functions imported on first
-# use (bayesldp.methods._deferred), and only when no entry point of bayesldp.models is
-# installed. It goes, with the bayes loaders of _deferred, when models is merged.
-
-
-def _register_models_until_merge() -> None:
-    """Register bayes-power, -power-zi, -consistent, -dirichlet and -hier (temporary)."""
-    bayes_power = Deferred(load_bayes_power)
-    bayes: dict[str, Any] = {"nonnegative": True, "bayesian": True, "default": False, "slow": True,
-             "interval": "posterior"}  # fmt: skip
-    for spec in (
-        MethodSpec("bayes-power", bayes_power,
-                   "posterior mean, power-law prior with a posterior on its exponent",
-                   **bayes),
-        MethodSpec("bayes-power-zi", bayes_power, "bayes-power with a point mass at count 0",
-                   fixed_options={"zero_inflated": True}, **bayes),
-        MethodSpec("bayes-consistent", Deferred(load_bayes_consistent),
-                   "posterior mean, shifted power-law prior conditioned on the total",
-                   sums_to_one=True, color="black", **bayes),
-        MethodSpec("bayes-dirichlet", Deferred(load_bayes_dirichlet),
-                   "posterior mean, symmetric Dirichlet prior with a hyperprior on its "
-                   "concentration", sums_to_one=True, minutes=True, **bayes),
-        MethodSpec("bayes-hier", Deferred(load_bayes_hier),
-                   "posterior mean, hierarchical Dirichlet prior over a grouping of the domain",
-                   sums_to_one=True, minutes=True, **bayes),
-    ):  # fmt: skip
-        if spec.name not in _REGISTRY:
-            register_method(spec)

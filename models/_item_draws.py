@@ -4,14 +4,14 @@ The Bayesian models sample only the prior's hyper-parameters; given them, each i
 count has a one-dimensional posterior (the prior times the Gaussian likelihood of its
 estimate), the same function of the estimate for every item. :class:`ItemPosteriorTable`
 tabulates the cumulative distribution of that posterior over the count cells of
-:class:`bayesldp.models.lomax.CountGrid` (every count up to a few hundred, then cells a
+:class:`bayesldp.models._counts.CountGrid` (every count up to a few hundred, then cells a
 fraction of a noise standard deviation wide) at estimates ``h = sigma_c / 16`` apart;
 an item whose estimate falls between two tabulated estimates draws from one of them,
 chosen with the linear-interpolation weights (a mixture whose mean and quantiles are
 off by ``O(h^2)``). The point masses at counts 0 and 1 are drawn exactly, unlike the
 moment-matched Gamma laws used before.
 
-:class:`ItemPosteriorDraws` and :class:`ExactTotalDraws` implement
+:class:`ItemPosteriorDraws` (and ``bayes-consistent``'s ``ExactTotalDraws``) implement
 :class:`bayesldp.estimate.Uncertainty`: row ``i`` of the draws comes from its own
 random stream (:func:`bayesldp._draws.row_generator`), so it is the same whatever
 chunk asks for it. Nothing of size ``(n_draws, d)`` is needed: rows are generated on
@@ -28,18 +28,12 @@ import numpy as np
 
 from bayesldp._draws import cached_rows, row_generator
 from bayesldp._total import condition_on_total
-from bayesldp.models.lomax import WINDOW_SIGMA, CountGrid, ExactTotal
+from bayesldp.models._counts import WINDOW_SIGMA, CountGrid
 
 #: Spacing of the tabulated estimates, in noise standard deviations.
 TABLE_STEP = 1.0 / 16
 #: Cells whose cumulative probability is within this of 0 or 1 are left out.
 TAIL = 1e-15
-
-__all__ = [
-    "ExactTotalDraws",
-    "ItemPosteriorDraws",
-    "ItemPosteriorTable",
-]
 
 
 class ItemPosteriorTable:
@@ -237,40 +231,4 @@ class ItemPosteriorDraws:
         out = np.empty((stop - start, self.y.size))
         for j, i in enumerate(range(start, stop)):
             out[j] = self._row(i)
-        return out
-
-
-@dataclass(frozen=True)
-class ExactTotalDraws:
-    """Exact draws of the counts given ``sum x = n`` (small problems; an ``Uncertainty``).
-
-    Row ``i`` uses point ``i % len(points)`` (an :class:`ExactTotal`) and draws the items
-    one after another given those before (:meth:`ExactTotal.sample`). Rows are generated
-    on first use and kept like :class:`ItemPosteriorDraws`' rows.
-    """
-
-    points: tuple[ExactTotal, ...]
-    n: int
-    seed: int
-    n_draws: int
-    kind: str = "posterior"
-    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
-
-    def sample(self, start: int, stop: int) -> np.ndarray:
-        """Draws ``start .. stop - 1``, read-only, shape ``(stop - start, d)``.
-
-        Parameters
-        ----------
-        start, stop : int
-            First draw and one past the last, ``0 <= start <= stop <= n_draws``.
-        """
-        d = self.points[0].q.shape[0]
-        return cached_rows(self._cache, self._rows, start, stop, self.n_draws, d)
-
-    def _rows(self, start: int, stop: int) -> np.ndarray:
-        d = self.points[0].q.shape[0]
-        out = np.empty((stop - start, d))
-        for j, i in enumerate(range(start, stop)):
-            u = row_generator(self.seed, i).random((1, d))
-            out[j] = self.points[i % len(self.points)].sample(u)[0] / self.n
         return out

@@ -3,7 +3,7 @@
 Calibrate (Jia and Gong 2019) plugs a point estimate of the exponent into the
 posterior mean. Here the exponent gets a prior and is sampled with NUTS; each item's
 count is marginalised exactly over all counts ``1..n`` (see
-:mod:`bayesldp.models.chebyshev`), and the frequency estimate is the posterior mean
+``bayesldp.models._chebyshev``), and the frequency estimate is the posterior mean
 averaged over the posterior of the exponent.
 """
 
@@ -16,36 +16,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import bayesldp.methods._calibrate as calibrate
+from bayesldp._validation import check_bool, check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.methods._calibrate import PosteriorGrid, power_sum
-from bayesldp.models import chebyshev as L
-from bayesldp.models import lomax
-from bayesldp.models.draws import ItemPosteriorDraws, ItemPosteriorTable, PointTables
-from bayesldp.models.sampling import (
-    check_sampler_args,
-    convergence_info,
-    limit_threads,
-    seeds,
-    warn_at_bounds,
-)
+from bayesldp.models import _chebyshev as chebyshev
+from bayesldp.models._counts import CountGrid
+from bayesldp.models._item_draws import ItemPosteriorDraws, ItemPosteriorTable, PointTables
+from bayesldp.models._settings import SamplerSettings, resolve_settings
+from bayesldp.models.diagnostics import convergence_info, warn_at_bounds
+from bayesldp.models.fitting import sample_parameters
 
-__all__ = [
-    "ExponentPosterior",
-    "bayes_power",
-    "bayes_power_zi",
-    "build_model",
-    "item_moments",
-    "power_log_mass",
-    "prior_predictive",
-    "representative_draws",
-    "sample_exponent",
-]
+__all__ = ["bayes_power", "bayes_power_zi"]
 
 logger = logging.getLogger(__name__)
 
+#: NUTS's target acceptance for the exponent (PyMC's default).
+TARGET_ACCEPT = 0.8
 
-def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool):
+
+def build_model(m: Measurement, lik: chebyshev.ChebyshevLikelihood, zero_inflated: bool):
     r"""Build the PyMC model of the exponent (and zero weight) given the count estimates.
 
     .. math::
@@ -58,14 +48,14 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
 
     with each :math:`x_v` summed out exactly (:math:`\pi = 0` without zero inflation).
     With zero inflation and many items (more than ``NODE_RATIO`` per node of
-    :class:`bayesldp.models.chebyshev.ChebyshevLikelihood`), the sum over items is a
+    :class:`bayesldp.models._chebyshev.ChebyshevLikelihood`), the sum over items is a
     weighted sum over the nodes, so the graph NUTS evaluates does not grow with ``d``.
 
     Parameters
     ----------
     m : Measurement
         The oracle output.
-    lik : bayesldp.models.chebyshev.ChebyshevLikelihood
+    lik : bayesldp.models._chebyshev.ChebyshevLikelihood
         The items' marginal likelihoods in ``s``, interpolated over the prior's bounds.
     zero_inflated : bool
         Add the point mass :math:`\pi` at count 0.
@@ -84,34 +74,34 @@ def build_model(m: Measurement, lik: L.ChebyshevLikelihood, zero_inflated: bool)
     with pm.Model(coords=coords) as model:
         # Everything that depends on the measurement enters as data (shared variables), not
         # as constants: constants are folded into the compiled C code, so every new
-        # measurement would compile anew (about 10 s); with data the code is reused.
+        # measurement would compile anew; with data the compiled code is reused.
         log_h = pm.Data("log_norm_coef", lik.log_h)
         const = pm.Data("log_gauss_const", d * lik.log_gauss_const())
         s = pm.Uniform("s", lik.lo, lik.hi)
         t = lik.to_unit(s)
-        log_norm = L.chebval_tensor(t, log_h, k)
+        log_norm = chebyshev.chebval_tensor(t, log_h, k)
         if zero_inflated and lik.node_coef is not None:
             # Many items: the sum over items of a smooth function of the estimate is a
-            # weighted sum over a few hundred nodes (0.002 nats off at d = 42178).
+            # weighted sum over a few hundred nodes (interpolated, thousandths of a nat off).
             assert lik.nodes is not None  # node_coef is set with the nodes
             model.add_coord("node", np.arange(lik.nodes.size))
             pi = pm.Beta("pi", 1.0, 1.0)
             coef = pm.Data("node_coef", lik.node_coef, dims=("node", "chebyshev"))
             weight = pm.Data("node_weight", lik.node_weights, dims="node")
-            log_nonzero = pt.log1p(-pi) + L.chebval_tensor(t, coef, k) - log_norm
+            log_nonzero = pt.log1p(-pi) + chebyshev.chebval_tensor(t, coef, k) - log_norm
             zero = pm.Data("log_gauss_at_zero", -(lik.nodes**2) / (2 * sigma_c**2), dims="node")
             log_zero = pt.log(pi) + zero
             pm.Potential("loglik", (weight * pt.logaddexp(log_zero, log_nonzero)).sum() + const)
         elif zero_inflated:
             pi = pm.Beta("pi", 1.0, 1.0)
             coef = pm.Data("coef", lik.coef, dims=("item", "chebyshev"))
-            log_nonzero = pt.log1p(-pi) + L.chebval_tensor(t, coef, k) - log_norm
+            log_nonzero = pt.log1p(-pi) + chebyshev.chebval_tensor(t, coef, k) - log_norm
             zero = pm.Data("log_gauss_at_zero", -(y**2) / (2 * sigma_c**2), dims="item")
             log_zero = pt.log(pi) + zero
             pm.Potential("loglik", pt.logaddexp(log_zero, log_nonzero).sum() + const)
         else:
             total = pm.Data("coef_total", lik.coef.sum(axis=0))
-            pm.Potential("loglik", L.chebval_tensor(t, total, k) - d * log_norm + const)
+            pm.Potential("loglik", chebyshev.chebval_tensor(t, total, k) - d * log_norm + const)
     return model
 
 
@@ -122,7 +112,7 @@ class ExponentPosterior:
     s: np.ndarray
     pi: np.ndarray
     idata: object
-    lik: L.ChebyshevLikelihood
+    lik: chebyshev.ChebyshevLikelihood
     info: dict
 
 
@@ -131,13 +121,10 @@ def sample_exponent(
     *,
     zero_inflated: bool,
     s_bounds: tuple[float, float],
-    draws: int,
-    tune: int,
-    chains: int,
-    rng,
-    progressbar: bool,
+    settings: SamplerSettings,
+    rng: np.random.Generator,
     degree: int = 24,
-) -> tuple[ExponentPosterior, np.random.Generator]:
+) -> ExponentPosterior:
     """Sample the posterior of ``s`` (and ``pi``) with NUTS; warn on poor convergence.
 
     Parameters
@@ -148,49 +135,33 @@ def sample_exponent(
         Also sample the zero weight ``pi`` (:func:`build_model`).
     s_bounds : (float, float)
         Support of the uniform prior on ``s``.
-    draws, tune, chains : int
-        NUTS settings (per chain); chains run one after the other.
-    rng : numpy.random.Generator, int or None
-        Randomness of the whole fit.
-    progressbar : bool
-        Show PyMC's progress bar.
+    settings : SamplerSettings
+        How to sample (:func:`bayesldp.models.fitting.sample_parameters`).
+    rng : numpy.random.Generator
+        Randomness of the whole fit; the sampler's seed is drawn from it.
     degree : int, default 24
-        Chebyshev points of the likelihood's interpolant in ``s``
-        (:func:`bayesldp.models.chebyshev.build`).
+        Chebyshev points of the likelihood's interpolant in ``s``.
 
     Returns
     -------
     ExponentPosterior
         Draws of ``s`` and ``pi`` with the inference data and diagnostics.
-    numpy.random.Generator
-        The generator the sampler's seed came from, for the draws that follow.
     """
-    import pymc as pm
-
-    check_sampler_args(draws, tune, chains)
     lo, hi = (float(b) for b in s_bounds)
-    seed, rng = seeds(rng)
+    seed = int(rng.integers(2**31 - 1))
     start = time.perf_counter()
-    lik = L.build(m, lo, hi, degree)
+    lik = chebyshev.build(m, lo, hi, degree)
     built = time.perf_counter()
     model = build_model(m, lik, zero_inflated)
-    with model, limit_threads():
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=1,
-            random_seed=seed,
-            progressbar=progressbar,
-            compute_convergence_checks=False,
-        )
+    idata = sample_parameters(model, settings, seed, target_accept=TARGET_ACCEPT)
     sampled = time.perf_counter()
     names = ["s", "pi"] if zero_inflated else ["s"]
-    info = convergence_info(idata, names, chains, stacklevel=4)
+    info = convergence_info(idata, names, stacklevel=4)
     info.update(
         {
             "chebyshev_max_error": lik.max_error,
             "s_bounds": (lo, hi),
+            "settings": settings,
             "seconds_likelihood": built - start,
             "seconds_sampling": sampled - built,
         }
@@ -201,7 +172,7 @@ def sample_exponent(
     info["s_mean"], info["s_sd"] = float(s_draws.mean()), float(s_draws.std())
     if zero_inflated:
         info["pi_mean"], info["pi_sd"] = float(pi_draws.mean()), float(pi_draws.std())
-    return ExponentPosterior(s_draws, pi_draws, idata, lik, info), rng
+    return ExponentPosterior(s_draws, pi_draws, idata, lik, info)
 
 
 def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
@@ -220,11 +191,11 @@ def representative_draws(post: ExponentPosterior, points: int) -> np.ndarray:
 
 
 def item_moments(
-    lik: L.ChebyshevLikelihood,
+    lik: chebyshev.ChebyshevLikelihood,
     s: float,
     pi: float,
     shift: float = 0.0,
-    grid: PosteriorGrid | None = None,
+    grid: calibrate.PosteriorGrid | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Per item: probability of a non-zero count, and mean and variance of that count.
 
@@ -233,7 +204,7 @@ def item_moments(
 
     Parameters
     ----------
-    lik : bayesldp.models.chebyshev.ChebyshevLikelihood
+    lik : bayesldp.models._chebyshev.ChebyshevLikelihood
         Gives the count estimates ``y``, their noise ``sigma_c`` and ``n``.
     s : float
         The power-law exponent.
@@ -252,13 +223,13 @@ def item_moments(
     y, sigma_c = lik.y, lik.sigma_c
     z = y + shift
     if grid is None:
-        grid = PosteriorGrid(s, sigma_c, lik.n, float(z.min()), float(z.max()))
+        grid = calibrate.PosteriorGrid(s, sigma_c, lik.n, float(z.min()), float(z.max()))
     mean, var = grid.mean(z), grid.variance(z)
     if pi <= 0:
         return np.ones_like(y), mean, var
     lam = shift / sigma_c**2
     log_nonzero = (
-        math.log1p(-pi) - math.log(power_sum(s, lik.n)) + grid.log_evidence(z)
+        math.log1p(-pi) - math.log(calibrate.power_sum(s, lik.n)) + grid.log_evidence(z)
         + lam * y + 0.5 * lam**2 * sigma_c**2
     )  # fmt: skip
     log_zero = math.log(pi) - y**2 / (2 * sigma_c**2)
@@ -266,12 +237,12 @@ def item_moments(
     return w1, mean, var
 
 
-def power_log_mass(grid: lomax.CountGrid, s: float, pi: float) -> np.ndarray:
+def power_log_mass(grid: CountGrid, s: float, pi: float) -> np.ndarray:
     r"""Log prior mass of each count cell: :math:`\pi` at 0, the rest :math:`\propto k^{-s}`.
 
     Parameters
     ----------
-    grid : bayesldp.models.lomax.CountGrid
+    grid : bayesldp.models.CountGrid
         Count cells covering ``0..n``.
     s : float
         The power-law exponent.
@@ -295,7 +266,7 @@ def _posterior_mean_estimate(
     picks = representative_draws(post, points)
     means, tables = [], []
     y, sigma_c = post.lik.y, post.lik.sigma_c
-    grid = lomax.CountGrid.build(m.n, sigma_c)
+    grid = CountGrid.build(m.n, sigma_c)
     for i in picks:
         w1, mean, _ = item_moments(post.lik, float(post.s[i]), float(post.pi[i]))
         means.append(w1 * mean)
@@ -317,15 +288,13 @@ def _posterior_mean_estimate(
 def bayes_power(
     m: Measurement,
     *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
-    s_bounds: tuple[float, float] = (0.5, 3.5),
+    settings: SamplerSettings | None = None,
     rng=None,
-    progressbar: bool = False,
+    s_bounds: tuple[float, float] = (0.5, 3.5),
     exponent_points: int = 8,
     n_draws: int = 1000,
     zero_inflated: bool = False,
+    **options,
 ) -> Estimate:
     r"""Bayesian Calibrate: posterior mean under a power-law prior with unknown exponent.
 
@@ -351,14 +320,12 @@ def bayes_power(
     ----------
     m : Measurement
         The oracle output.
-    draws, tune, chains : int
-        NUTS settings (chains run one after another).
-    s_bounds : (float, float)
-        Support of the uniform prior on ``s``.
+    settings : SamplerSettings, optional
+        How to sample ``s`` (by default PyMC's NUTS, chains one after another).
     rng : numpy.random.Generator, int or None
         Same seed, same result.
-    progressbar : bool
-        Show PyMC's progress bar.
+    s_bounds : (float, float)
+        Support of the uniform prior on ``s``.
     exponent_points : int
         Posterior draws of ``s`` (spread over its quantiles) at which item posteriors
         are evaluated and averaged.
@@ -366,9 +333,12 @@ def bayes_power(
         Posterior draws of the frequency vector behind :meth:`Estimate.interval`,
         generated on demand (``Estimate.uncertainty``): item counts drawn from each
         item's posterior given each of the ``exponent_points`` values of ``s``
-        (:class:`bayesldp.models.draws.ItemPosteriorTable`).
+        (``bayesldp.models._item_draws.ItemPosteriorTable``).
     zero_inflated : bool, default False
         Add the point mass at zero (the ``bayes-power-zi`` method).
+    **options
+        Fields of :class:`~bayesldp.models.SamplerSettings` replacing those of
+        ``settings`` (``draws``, ``tune``, ``chains``, ...).
 
     Returns
     -------
@@ -378,15 +348,15 @@ def bayes_power(
         :class:`RuntimeWarning`.
     """
     for label, value in (("exponent_points", exponent_points), ("n_draws", n_draws)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
-    with limit_threads():
-        post, rng = sample_exponent(
-            m, zero_inflated=zero_inflated, s_bounds=s_bounds, draws=draws, tune=tune,
-            chains=chains, rng=rng, progressbar=progressbar,
-        )  # fmt: skip
-        name = "bayes-power-zi" if zero_inflated else "bayes-power"
-        return _posterior_mean_estimate(m, post, name, exponent_points, n_draws, rng)
+        check_int(value, label, minimum=1)
+    zero_inflated = check_bool(zero_inflated, "zero_inflated")
+    settings = resolve_settings(settings, options)
+    rng = check_rng(rng, "rng")
+    post = sample_exponent(
+        m, zero_inflated=zero_inflated, s_bounds=s_bounds, settings=settings, rng=rng
+    )
+    name = "bayes-power-zi" if zero_inflated else "bayes-power"
+    return _posterior_mean_estimate(m, post, name, exponent_points, n_draws, rng)
 
 
 def bayes_power_zi(m: Measurement, **options) -> Estimate:

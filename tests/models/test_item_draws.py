@@ -1,4 +1,4 @@
-"""Posterior draws from the item posteriors (models/draws.py).
+"""Posterior draws from the item posteriors (models/_item_draws.py).
 
 Against the exact item posteriors (scipy sums over every count), and the bayes-power
 intervals through the public API.
@@ -19,8 +19,7 @@ import bayesldp
 
 pytest.importorskip("pymc")
 
-from bayesldp.models import draws as D
-from bayesldp.models import lomax as S
+from bayesldp.models import _counts, _item_draws
 
 
 def exact_cdf(y, sigma_c, n, log_prior):
@@ -56,9 +55,9 @@ TABLE_CASES = [
 
 @pytest.mark.parametrize(("n", "sigma_c", "s", "c", "ys"), TABLE_CASES)
 def test_item_draws_match_exact_item_posterior(n, sigma_c, s, c, ys):
-    grid = S.CountGrid.build(n, sigma_c)
+    grid = _counts.CountGrid.build(n, sigma_c)
     ys = np.asarray(ys)
-    table = D.ItemPosteriorTable(grid, S.log_prior_mass(grid, s, c), sigma_c, ys)
+    table = _item_draws.ItemPosteriorTable(grid, _counts.log_prior_mass(grid, s, c), sigma_c, ys)
     gen = np.random.default_rng(1)
     draws = np.array([table.draw(ys, gen) for _ in range(8000)])
     log_prior = lomax_log_prior(n, s, c)
@@ -66,10 +65,16 @@ def test_item_draws_match_exact_item_posterior(n, sigma_c, s, c, ys):
         check_cdf(draws[:, j], exact_cdf(y, sigma_c, n, log_prior), (s, c, y))
 
 
+def sample_counts(w1, mean, var, size, rng):
+    """Draw counts from moment-matched Gamma laws, zero with probability ``1 - w1``."""
+    var = np.maximum(var, 1e-12 * mean**2 + 1e-300)
+    shape, scale = mean**2 / var, var / mean
+    x = rng.gamma(shape, scale, size=(size, mean.size))
+    return np.where(rng.random((size, mean.size)) < w1, x, 0.0)
+
+
 def test_moment_matched_gamma_fails_the_same_check():
     """The moment-matched Gamma draws used before misplace the point mass at 0."""
-    from bayesldp.models.sampling import sample_counts
-
     n, sigma_c, s, c, y = 20_000, 300.0, 1.5, 10.0, 150.0
     x = np.arange(n + 1)
     lw = lomax_log_prior(n, s, c) + stats.norm.logpdf(y, x, sigma_c)
@@ -117,10 +122,14 @@ def test_bayes_power_item_intervals_match_exact_quantiles(rng):
 
 def test_uncertainty_rows_reproducible_in_any_chunk():
     n, sigma_c = 10_000, 200.0
-    grid = S.CountGrid.build(n, sigma_c)
+    grid = _counts.CountGrid.build(n, sigma_c)
     y = np.linspace(-300, 5000, 50)
-    table = D.ItemPosteriorTable(grid, S.log_prior_mass(grid, 1.4, 3.0), sigma_c, y + 7.0)
-    unc = D.ItemPosteriorDraws(y, n, (D.PointTables(table, 7.0),), seed=5, n_draws=30, total=True)
+    table = _item_draws.ItemPosteriorTable(
+        grid, _counts.log_prior_mass(grid, 1.4, 3.0), sigma_c, y + 7.0
+    )
+    unc = _item_draws.ItemPosteriorDraws(
+        y, n, (_item_draws.PointTables(table, 7.0),), seed=5, n_draws=30, total=True
+    )
     rows = unc.sample(0, 30)
     np.testing.assert_array_equal(rows[11:19], unc.sample(11, 19))
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
@@ -132,16 +141,18 @@ def test_uncertainty_rows_reproducible_in_any_chunk():
 def test_cached_rows_equal_rows_generated_on_demand(monkeypatch):
     """Below ROW_CACHE_MAX_BYTES every row is generated once and kept; the values are the same."""
     n, sigma_c = 10_000, 200.0
-    grid = S.CountGrid.build(n, sigma_c)
+    grid = _counts.CountGrid.build(n, sigma_c)
     y = np.linspace(-300, 5000, 50)
-    table = D.ItemPosteriorTable(grid, S.log_prior_mass(grid, 1.4, 3.0), sigma_c, y + 7.0)
-    point = (D.PointTables(table, 7.0),)
-    cached = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
+    table = _item_draws.ItemPosteriorTable(
+        grid, _counts.log_prior_mass(grid, 1.4, 3.0), sigma_c, y + 7.0
+    )
+    point = (_item_draws.PointTables(table, 7.0),)
+    cached = _item_draws.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     first = cached.sample(3, 9)
     with pytest.raises(ValueError, match="read-only"):
         first[:] = -1.0  # a view of the cache: callers cannot change it
     monkeypatch.setattr("bayesldp._draws.ROW_CACHE_MAX_BYTES", 0)
-    lazy = D.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
+    lazy = _item_draws.ItemPosteriorDraws(y, n, point, seed=5, n_draws=30, total=True)
     np.testing.assert_array_equal(cached.sample(0, 30), lazy.sample(0, 30))
     assert not lazy.sample(3, 9).flags.writeable  # read-only uncached too
     assert cached.nbytes - lazy.nbytes == 30 * 50 * 8  # every row held by the cached one
@@ -156,7 +167,7 @@ def test_interval_speed_script_tiny(tmp_path):
     import pandas as pd
 
     pytest.importorskip("pymc")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cmd = [sys.executable, str(root / "benchmarks" / "interval_speed.py"), "--d", "64",
            "--queries", "2", "--methods", "bayes-consistent", "eb-npmle",
            "--out", str(tmp_path)]  # fmt: skip

@@ -44,16 +44,6 @@ from bayesldp.models.likelihood import (
     pointwise_loglik,
 )
 
-__all__ = [
-    "LooResult",
-    "PredictiveCheck",
-    "compare",
-    "loo",
-    "posterior_predictive_check",
-    "prior_predictive_check",
-    "replicate_counts",
-]
-
 
 @dataclass(frozen=True)
 class PredictiveCheck:

@@ -1,7 +1,7 @@
 """The jittered static-HMC sampler ("numpyro-hmc") of bayesldp.models.fit.
 
 Its posterior is checked against exact quadrature and by simulation-based calibration in
-tests/test_bayes_layer.py; here: the length really is redrawn and capped, the starts,
+tests/models/test_dirichlet.py; here: the length really is redrawn and capped, the starts,
 the InferenceData it returns, its options and its errors.
 """
 
@@ -18,7 +18,7 @@ pm = pytest.importorskip("pymc")
 pytest.importorskip("numpyro")
 
 from bayesldp import models  # noqa: E402
-from bayesldp.models import jax_hmc  # noqa: E402
+from bayesldp.models import _jax_hmc as jax_hmc  # noqa: E402
 
 
 def quiet(func, *args, **kwargs):
@@ -45,7 +45,7 @@ def test_the_length_is_redrawn_each_iteration(tiny_model):
     # after warm-up the step size is fixed, so the steps per iteration, ceil(L u / eps),
     # vary only through the drawn length u: constant without jitter, spread with it
     model, m = tiny_model
-    run = {"draws": 200, "tune": 200, "sampler": "numpyro-hmc", "random_seed": 2}
+    run = {"draws": 200, "tune": 200, "sampler": "numpyro-hmc", "rng": 2}
     fixed = quiet(models.fit, model, m, sampler_kwargs={"jitter": 0.0}, **run)
     jittered = quiet(models.fit, model, m, **run)
     for est in (fixed, jittered):
@@ -62,7 +62,7 @@ def test_the_length_is_redrawn_each_iteration(tiny_model):
 def test_max_steps_caps_every_iteration(tiny_model):
     model, m = tiny_model
     est = quiet(
-        models.fit, model, m, draws=50, tune=100, sampler="numpyro-hmc", random_seed=1,
+        models.fit, model, m, draws=50, tune=100, sampler="numpyro-hmc", rng=1,
         sampler_kwargs={"max_steps": 2, "trajectory_length": 50.0},
     )  # fmt: skip
     assert draws_steps(est).max() <= 2 and draws_steps(est).min() >= 1
@@ -70,7 +70,7 @@ def test_max_steps_caps_every_iteration(tiny_model):
 
 def test_inference_data_has_the_model_variables_and_stats(tiny_model):
     model, m = tiny_model
-    est = quiet(models.fit, model, m, draws=40, tune=40, sampler="numpyro-hmc", random_seed=3)
+    est = quiet(models.fit, model, m, draws=40, tune=40, sampler="numpyro-hmc", rng=3)
     idata = est.inference_data
     assert set(idata.posterior.data_vars) == {"f"}  # the simplex's coordinates are left out
     assert idata.posterior["f"].dims == ("chain", "draw", "item")
@@ -94,9 +94,9 @@ def test_inference_data_has_the_model_variables_and_stats(tiny_model):
 def test_same_seed_same_draws(tiny_model):
     model, m = tiny_model
     run = {"draws": 30, "tune": 30, "sampler": "numpyro-hmc"}
-    a = quiet(models.fit, model, m, random_seed=5, **run)
-    b = quiet(models.fit, model, m, random_seed=5, **run)
-    c = quiet(models.fit, model, m, random_seed=6, **run)
+    a = quiet(models.fit, model, m, rng=5, **run)
+    b = quiet(models.fit, model, m, rng=5, **run)
+    c = quiet(models.fit, model, m, rng=6, **run)
     np.testing.assert_array_equal(a.frequencies, b.frequencies)
     assert not np.array_equal(a.frequencies, c.frequencies)
 
@@ -134,16 +134,17 @@ def test_bad_options_are_refused(tiny_model, options, match):
     model, m = tiny_model
     with pytest.raises(ValueError, match=match):
         models.fit(
-            model, m, draws=5, tune=5, sampler="numpyro-hmc", random_seed=1,
+            model, m, draws=5, tune=5, sampler="numpyro-hmc", rng=1,
             sampler_kwargs=options,
         )  # fmt: skip
 
 
+@pytest.mark.slow  # one more compilation for a setting recorded as not applied
 def test_warmup_tree_depth_is_not_applied(tiny_model):
     # a NUTS-only setting: recorded as not applied, as for nutpie and PyMC
     model, m = tiny_model
     est = quiet(
-        models.fit, model, m, draws=20, tune=20, sampler="numpyro-hmc", random_seed=1,
+        models.fit, model, m, draws=20, tune=20, sampler="numpyro-hmc", rng=1,
         warmup_tree_depth=3,
     )  # fmt: skip
     assert est.info["warmup_tree_depth"] is None
@@ -182,6 +183,7 @@ def test_jittered_kernel_samples_a_gaussian():
     assert_standard_moments(gaussian_draws(jax_hmc.jittered_hmc_kernel(gaussian_potential)))
 
 
+@pytest.mark.slow  # a check of the check above
 def test_the_moment_check_fails_when_the_length_follows_the_momentum():
     # the check above can fail: a length drawn from the key HMC draws the momentum from
     # (JAX's split(key, 3)[1] is fold_in(key, 1)) ties the two, and the chain is biased
@@ -199,21 +201,3 @@ def test_the_moment_check_fails_when_the_length_follows_the_momentum():
         assert_standard_moments(
             gaussian_draws(TiedLength(potential_fn=gaussian_potential, trajectory_length=3.0))
         )
-
-
-def test_fit_clears_jax_caches_when_told_to(tiny_model, monkeypatch):
-    # every fit compiles its own functions; kept, JAX's caches grow the process (off by
-    # default: clearing costs recompiling JAX's own helpers)
-    import jax
-
-    model, m = tiny_model
-    calls = []
-    monkeypatch.setattr(jax, "clear_caches", lambda: calls.append(1))
-    run = {"draws": 10, "tune": 10, "sampler": "numpyro-hmc", "random_seed": 1}
-    quiet(models.fit, model, m, **run)
-    assert calls == []
-    quiet(models.fit, model, m, clear_jax_caches=True, **run)
-    assert calls == [1]
-    for bad in (1, "yes", None):
-        with pytest.raises(ValueError, match="clear_jax_caches"):
-            models.fit(model, m, clear_jax_caches=bad, **run)

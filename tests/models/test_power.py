@@ -19,8 +19,10 @@ from tests.helpers import zipf_frequencies
 
 pm = pytest.importorskip("pymc")
 
-from bayesldp.models import calibrate as BP  # noqa: E402
-from bayesldp.models import chebyshev as L  # noqa: E402
+from bayesldp import models  # noqa: E402
+from bayesldp.models import _chebyshev as chebyshev  # noqa: E402
+from bayesldp.models import power  # noqa: E402
+from bayesldp.models.consistent import _region, _scale_model  # noqa: E402
 
 FAST = {"draws": 200, "tune": 200, "chains": 2, "exponent_points": 4, "n_draws": 400}
 
@@ -47,8 +49,8 @@ def direct_loglik(m, s, pi=0.0):
 @pytest.mark.parametrize("zero_inflated", [False, True])
 def test_log_density_matches_scipy(zero_inflated, rng):
     m = small_measurement(rng)
-    lik = L.build(m, 0.5, 3.5)
-    model = BP.build_model(m, lik, zero_inflated)
+    lik = chebyshev.build(m, 0.5, 3.5)
+    model = power.build_model(m, lik, zero_inflated)
     logp = model.compile_logp(jacobian=False)
     for s, pi in [(0.9, 0.3), (1.4, 0.1), (2.7, 0.6)]:
         point = {"s_interval__": math.log(s - 0.5) - math.log(3.5 - s)}  # PyMC's interval map
@@ -62,7 +64,7 @@ def test_log_density_matches_scipy(zero_inflated, rng):
 
 def test_chebyshev_series_accurate(rng):
     m = small_measurement(rng, d=200, n=50_000)
-    lik = L.build(m, 0.5, 3.5)
+    lik = chebyshev.build(m, 0.5, 3.5)
     assert lik.max_error < 1e-3
     s = 1.234
     direct = np.array(
@@ -93,9 +95,9 @@ def test_exponent_posterior_matches_quadrature(rng):
     mean = (w * grid).sum()
     sd = math.sqrt((w * (grid - mean) ** 2).sum())
     assert w[0] < 1e-6 and w[-1] < 1e-6  # the fine grid holds the whole posterior
-    post, _ = BP.sample_exponent(
-        m, zero_inflated=False, s_bounds=(0.5, 3.5), draws=1000, tune=500, chains=2,
-        rng=11, progressbar=False,
+    post = power.sample_exponent(
+        m, zero_inflated=False, s_bounds=(0.5, 3.5),
+        settings=models.SamplerSettings(draws=600, tune=300), rng=np.random.default_rng(11),
     )  # fmt: skip
     mcse = post.s.std() / math.sqrt(post.info["ess_bulk"]["s"])
     assert abs(post.s.mean() - mean) < 4 * mcse + 0.01 * sd
@@ -114,7 +116,7 @@ def test_prior_predictive_covers_data(rng):
     m = oracle.measurement(
         rng.binomial(counts, oracle.p) + rng.binomial(total - counts, oracle.q), total
     )
-    sims = BP.prior_predictive(m, samples=300, rng=rng)
+    sims = power.prior_predictive(m, samples=300, rng=rng)
     y = m.estimates * m.n
     for stat in (np.median, lambda a: np.mean(a < 0), lambda a: np.quantile(a, 0.9)):
         sim_stats = np.array([stat(row) for row in sims])
@@ -135,6 +137,7 @@ def test_same_seed_same_result(rng):
     assert a.inference_data is not None
 
 
+@pytest.mark.slow  # tests/models/test_consistent.py checks the same on its own fits
 def test_bayes_consistent_on_simplex(rng):
     m = small_measurement(rng, d=200, n=50_000, eps=1.0)
     with warnings.catch_warnings():
@@ -202,6 +205,7 @@ def test_bayes_speed_case_runs():
     assert row["seconds_total"] > 0 and row["d"] == 64
 
 
+@pytest.mark.slow  # a fresh process with an empty compile cache; run_case is tested above
 def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
     # the timing path: a child process that loads the script by path, with an empty
     # PyTensor cache (it once failed to import the script's sibling results_table)
@@ -211,7 +215,7 @@ def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
 
     import pandas as pd
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bayes_speed.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bayes_speed.py"
     cmd = [sys.executable, str(script), "--sizes", "64", "--n", "20000", "--methods",
            "bayes-power", "--threads", "1", "--cold", "--out", str(tmp_path)]  # fmt: skip
     subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp_path)
@@ -245,12 +249,10 @@ def test_compiled_graph_does_not_depend_on_the_measurement(which, rng):
     # Constants are folded into PyTensor's generated C code, so a model that embeds the
     # measurement compiles anew for every measurement (~10 s each, and the compile cache
     # grows without bound); measurement-dependent arrays must enter as pm.Data.
-    from bayesldp.models import consistent as BC
-
     def build(m):
         if which == "bayes-consistent":
-            return BC.build_scale_model(BC.prepare(m))
-        return BP.build_model(m, L.build(m, 0.5, 4.0), which == "bayes-power-zi")
+            return _scale_model.build_scale_model(_region.prepare(m))
+        return power.build_model(m, chebyshev.build(m, 0.5, 4.0), which == "bayes-power-zi")
 
     first, second = (small_measurement(rng, s=s) for s in (1.2, 1.8))
     assert not np.allclose(first.estimates, second.estimates)
@@ -260,14 +262,14 @@ def test_compiled_graph_does_not_depend_on_the_measurement(which, rng):
 def test_chebyshev_tensors_match_numpy_with_finite_gradients_at_the_ends(rng):
     import pytensor
     import pytensor.tensor as pt
-    from numpy.polynomial import chebyshev as C
+    from numpy.polynomial import chebyshev as numpy_chebyshev
 
-    from bayesldp.models import lomax as S
+    from bayesldp.models.consistent import _target
 
     coef1, coef2 = rng.normal(size=25), rng.normal(size=(14, 14))
     t, u = pt.dscalar("t"), pt.dscalar("u")
-    one = L.chebval_tensor(t, pt.as_tensor(coef1), 25)
-    two = S.chebval2d_tensor(t, u, coef2)
+    one = chebyshev.chebval_tensor(t, pt.as_tensor(coef1), 25)
+    two = _target.chebval2d_tensor(t, u, coef2)
     f = pytensor.function([t, u], [one, two, pytensor.grad(one, t), *pytensor.grad(two, [t, u])])
     # (t is shrunk by 1e-15 inside, which moves values near the ends by up to ~k^2 1e-15)
     for a, b, tol in (
@@ -277,12 +279,16 @@ def test_chebyshev_tensors_match_numpy_with_finite_gradients_at_the_ends(rng):
         [-0.999, 0, 1e-10],
     ):
         v1, v2, *grads = f(a, b)
-        assert v1 == pytest.approx(C.chebval(a, coef1), abs=tol)
-        assert v2 == pytest.approx(C.chebval2d(a, b, coef2), abs=tol)
+        assert v1 == pytest.approx(numpy_chebyshev.chebval(a, coef1), abs=tol)
+        assert v2 == pytest.approx(numpy_chebyshev.chebval2d(a, b, coef2), abs=tol)
         assert np.isfinite(grads).all()
     _, _, g1, g2t, _ = f(0.3, -0.77)
-    assert g1 == pytest.approx(C.chebval(0.3, C.chebder(coef1)), rel=1e-6)
-    assert g2t == pytest.approx(C.chebval2d(0.3, -0.77, C.chebder(coef2, axis=0)), rel=1e-6)
+    assert g1 == pytest.approx(
+        numpy_chebyshev.chebval(0.3, numpy_chebyshev.chebder(coef1)), rel=1e-6
+    )
+    assert g2t == pytest.approx(
+        numpy_chebyshev.chebval2d(0.3, -0.77, numpy_chebyshev.chebder(coef2, axis=0)), rel=1e-6
+    )
 
 
 def test_zero_inflated_node_sum_matches_items(rng):
@@ -290,9 +296,9 @@ def test_zero_inflated_node_sum_matches_items(rng):
     d, n = 3000, 200_000
     counts = rng.multinomial(n, zipf_frequencies(d, 1.1))
     m = bayesldp.OUE(1.0, d).simulate(counts, rng)
-    lik = L.build(m, 0.5, 3.5)
+    lik = chebyshev.build(m, 0.5, 3.5)
     assert lik.node_coef is not None and lik.nodes.size < d / 2
-    logp = BP.build_model(m, lik, True).compile_logp(jacobian=False)
+    logp = power.build_model(m, lik, True).compile_logp(jacobian=False)
     y, sigma_c = lik.y, lik.sigma_c
     for s, pi in [(0.9, 0.3), (1.4, 0.1), (2.7, 0.6)]:
         # the per-item sum, each item's A_v(s) from its own series (checked against scipy

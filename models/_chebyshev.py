@@ -19,20 +19,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.polynomial import chebyshev as C
+from numpy.polynomial import chebyshev as numpy_chebyshev
 
+import bayesldp.methods._calibrate as calibrate
 from bayesldp.measurement import Measurement
-from bayesldp.methods._calibrate import PosteriorGrid, lagrange_basis, power_sum, spline_nodes
-
-__all__ = [
-    "LOG_SQRT_2PI",
-    "NODE_RATIO",
-    "ChebyshevLikelihood",
-    "build",
-    "chebval_tensor",
-    "chebyshev_basis_tensor",
-    "lagrange_weights",
-]
+from bayesldp.methods._calibrate import lagrange_basis
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -94,7 +85,7 @@ class ChebyshevLikelihood:
         s : float
             The exponent, in ``[lo, hi]``.
         """
-        return C.chebval(self.to_unit(s), self.coef.T)
+        return numpy_chebyshev.chebval(self.to_unit(s), self.coef.T)
 
     def log_norm(self, s: float) -> float:
         r""":math:`\log H_n(s)`.
@@ -104,7 +95,7 @@ class ChebyshevLikelihood:
         s : float
             The exponent, in ``[lo, hi]``.
         """
-        return float(C.chebval(self.to_unit(s), self.log_h))
+        return float(numpy_chebyshev.chebval(self.to_unit(s), self.log_h))
 
     def log_gauss_const(self) -> float:
         r"""Log of the Gaussian density's constant :math:`1/(\sigma_c\sqrt{2\pi})`."""
@@ -112,7 +103,7 @@ class ChebyshevLikelihood:
 
 
 def _exact_log_evidence(y: np.ndarray, s: float, sigma_c: float, n: int) -> np.ndarray:
-    return PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
+    return calibrate.PosteriorGrid(s, sigma_c, n, float(y.min()), float(y.max())).log_evidence(y)
 
 
 #: Items are summed through node weights when there are more than this many per node.
@@ -138,28 +129,32 @@ def build(m: Measurement, lo: float, hi: float, degree: int = 24) -> ChebyshevLi
     k = np.arange(degree)
     t_nodes = np.cos(np.pi * (k + 0.5) / degree)  # Chebyshev points of the first kind
     s_nodes = lo + (t_nodes + 1) * (hi - lo) / 2
-    nodes = spline_nodes(float(y.min()), float(y.max()), sigma_c)
+    nodes = calibrate.spline_nodes(float(y.min()), float(y.max()), sigma_c)
     use_nodes = y.size > NODE_RATIO * nodes.size
     table, node_table = [], []
     for s in s_nodes:
-        grid = PosteriorGrid(s, sigma_c, m.n, float(y.min()), float(y.max()))
+        grid = calibrate.PosteriorGrid(s, sigma_c, m.n, float(y.min()), float(y.max()))
         table.append(grid.log_evidence(y))
         if use_nodes:
             node_table.append(grid.log_evidence(nodes))
-    coef = C.chebfit(t_nodes, np.asarray(table), degree - 1).T  # (d, K)
-    log_h = C.chebfit(t_nodes, [math.log(power_sum(s, m.n)) for s in s_nodes], degree - 1)
+    coef = numpy_chebyshev.chebfit(t_nodes, np.asarray(table), degree - 1).T  # (d, K)
+    log_h = numpy_chebyshev.chebfit(
+        t_nodes, [math.log(calibrate.power_sum(s, m.n)) for s in s_nodes], degree - 1
+    )
     # Check the interpolation between the nodes, on a few items.
     probe = np.unique(np.linspace(0, y.size - 1, min(y.size, 16)).astype(int))
     err = 0.0
     for s in lo + np.array([0.137, 0.5, 0.861]) * (hi - lo):
         t = (2 * s - lo - hi) / (hi - lo)
         exact = _exact_log_evidence(y[probe], s, sigma_c, m.n)
-        err = max(err, float(np.abs(exact - C.chebval(t, coef[probe].T)).max()))
-        err = max(err, abs(math.log(power_sum(s, m.n)) - C.chebval(t, log_h)))
+        err = max(err, float(np.abs(exact - numpy_chebyshev.chebval(t, coef[probe].T)).max()))
+        err = max(
+            err, abs(math.log(calibrate.power_sum(s, m.n)) - numpy_chebyshev.chebval(t, log_h))
+        )
     node_weights = node_coef = None
     if use_nodes:
         node_weights = lagrange_weights(y, nodes)
-        node_coef = C.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
+        node_coef = numpy_chebyshev.chebfit(t_nodes, np.asarray(node_table), degree - 1).T
     return ChebyshevLikelihood(
         coef, log_h, lo, hi, y, sigma_c, m.n, err, nodes if use_nodes else None, node_weights,
         node_coef,
@@ -170,7 +165,7 @@ def chebyshev_basis_tensor(t, degree: int):
     """Return ``[T_0(t), ..., T_{degree-1}(t)]`` for a scalar tensor ``t`` in [-1, 1].
 
     Computed as ``T_k(t) = cos(k arccos t)``: one small vectorised graph (the three-term
-    recurrence unrolls into a fused C loop whose compilation took seconds); ``t`` is shrunk
+    recurrence unrolls into a fused C loop that is slow to compile); ``t`` is shrunk
     by 1e-15 so that arccos's derivative stays finite at the ends of the interval.
 
     Parameters

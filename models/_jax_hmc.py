@@ -1,6 +1,7 @@
 r"""Static HMC with a jittered trajectory length, on a PyMC model's JAX log-density.
 
-The sampler ``"numpyro-hmc"`` of :func:`bayesldp.models.fit`. NumPyro's static HMC
+The sampler ``"numpyro-hmc"`` of :func:`bayesldp.models.fit`, the ready-made Dirichlet
+models' default. NumPyro's static HMC
 integrates every iteration over a trajectory of length :math:`L` in the coordinates of
 the adapted diagonal mass matrix; here :math:`L` is redrawn every iteration,
 
@@ -17,16 +18,14 @@ iteration is a valid HMC kernel for the posterior and so is their mixture
 falls near some coordinate's period leaves that coordinate nearly still; a random one
 cannot do so every iteration (Neal 2011, section 5.4.2.2).
 
-Why: NUTS builds each trajectory by doubling until it turns back, and at d = 42,178
-(wordfreq) its trees are deep while the first warm-up iterations are far from the bulk.
-bayes-dirichlet on wordfreq took 134-144 s with this kernel against NUTS's 202-244 s
-(0.59-0.67x; four seeds, paired, each from an empty cache), with no divergences and
-the worst item's r_hat 1.026-1.043 against 1.021-1.040; on the papers' Zipf setting
-7.9-8.1 s against 9.1-9.5 s (``benchmarks/bayes_layer_speed.py``; ``paper/bayes.md``).
-Its weakness is posteriors whose scales differ along a trajectory (funnels of
-hierarchical models): there NUTS's adaptive length is safer, so ``sampler="auto"``
-takes it first only for the ready-made models, and :func:`bayesldp.models.fit` says
-which sampler ran.
+Why: NUTS builds each trajectory by doubling until it turns back, and with tens of
+thousands of items its trees are deep while the first warm-up iterations are far from
+the bulk; a fixed, jittered length costs fewer gradients per effective draw on the
+ready-made models' posteriors, whose scales the adapted mass matrix evens out
+(``benchmarks/bayes_speed.py --samplers numpyro-hmc numpyro`` measures it). Its
+weakness is posteriors whose scales differ along a trajectory (funnels of hierarchical
+models): there NUTS's adaptive length is safer, so ``sampler="auto"`` takes it first
+only for the ready-made models, and :func:`bayesldp.models.fit` says which sampler ran.
 
 Draws are transformed to the model's variables and returned as ArviZ InferenceData,
 as PyMC's own NumPyro path does, with the sample statistics ``diverging``, ``lp`` (the
@@ -43,18 +42,9 @@ from bayesldp._validation import check_choice, check_float, check_int, check_pro
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "LENGTH_JITTER",
-    "MAX_STEPS",
-    "TRAJECTORY_LENGTH",
-    "initial_points",
-    "jittered_hmc_kernel",
-    "sample_jittered_hmc",
-]
-
 #: Mean trajectory length, in the coordinates of the adapted mass matrix (the unit-scale
-#: posterior's): 3 was the shortest length that mixed NUTS's worst items as well as NUTS
-#: on wordfreq (2 was faster, and worse on them; ``paper/bayes.md``).
+#: posterior's): long enough to move the slowest items of the ready-made models as far
+#: per iteration as NUTS does.
 TRAJECTORY_LENGTH = 3.0
 
 #: Half-width of the uniform jitter of the length, relative to it.

@@ -1,4 +1,4 @@
-"""Vectorised R-hat and bulk ESS (models.sampling.rhat_ess) against ArviZ, element by element."""
+"""Vectorised R-hat and bulk ESS (models.diagnostics.rhat_ess) against ArviZ, element by element."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bayesldp.models.sampling import DIAGNOSTIC_CHUNK, rhat_ess
+from bayesldp.errors import ConvergenceWarning
+from bayesldp.models.diagnostics import DIAGNOSTIC_CHUNK, convergence_info, rhat_ess
 
 
 def arviz_rhat_ess(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,7 +77,7 @@ def test_chunks_and_shapes(monkeypatch):
     rng = np.random.default_rng(1)
     x = ar1(rng, 0.3, 2, 40, 12).reshape(2, 40, 3, 4)
     whole = rhat_ess(x)
-    monkeypatch.setattr("bayesldp.models.sampling.DIAGNOSTIC_CHUNK", 5)
+    monkeypatch.setattr("bayesldp.models.diagnostics.DIAGNOSTIC_CHUNK", 5)
     blocks = rhat_ess(x)
     for a, b in zip(whole, blocks, strict=True):
         assert a.shape == (3, 4)
@@ -111,3 +112,52 @@ def test_rhat_ess_equal_arviz_property(chains, draws, phi, levels, seed):
     rhat_ref, ess_ref = arviz_rhat_ess(x)
     np.testing.assert_allclose(rhat, rhat_ref, rtol=1e-9, equal_nan=True)
     np.testing.assert_allclose(ess, ess_ref, rtol=1e-9, equal_nan=True)
+
+
+def diagnose(x: np.ndarray, divergences: int = 0) -> dict:
+    """Return the rule's verdict on draws ``x`` (chain, draw, k) of a vector and a scalar."""
+    import arviz as az
+
+    diverging = np.zeros(x.shape[:2], dtype=bool)
+    diverging.flat[:divergences] = True
+    idata = az.from_dict(posterior={"f": x, "s": x[..., 0]}, sample_stats={"diverging": diverging})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = convergence_info(idata, ["f", "s"])
+    assert [str(w.message) for w in caught if w.category is ConvergenceWarning] == info["warnings"]
+    return info
+
+
+def test_the_rule_is_silent_where_the_largest_rhat_passes_one_point_01_by_chance():
+    # 2 chains x 1000 draws, autocorrelation 0.5 (ESS ~ 660), 2000 elements: the largest
+    # R-hat passes 1.01 by chance, the multiplicity-aware limit does not fire
+    rng = np.random.default_rng(0)
+    x = ar1(rng, 0.5, 2, 1000, 2000)
+    info = diagnose(x)
+    assert info["r_hat"]["f"] > 1.01
+    assert info["warnings"] == [] and info["r_hat_limit"]["f"] > info["r_hat"]["f"]
+
+
+def test_the_rule_fires_on_a_stuck_element_a_shared_drift_few_draws_and_divergences():
+    rng = np.random.default_rng(1)
+    x = ar1(rng, 0.5, 2, 1000, 500)
+    stuck = x.copy()
+    stuck[1, :, 7] += 3.0  # one element: the chains sit in different modes
+    assert any("r_hat(f) =" in w for w in diagnose(stuck)["warnings"])
+    shifted = x + np.array([0.0, 0.5])[:, None, None]  # every element follows one location
+    assert any("drift together" in w for w in diagnose(shifted)["warnings"])
+    few = diagnose(ar1(rng, 0.5, 2, 40, 500))["warnings"]
+    assert any("ess_bulk(s) =" in w for w in few) and any("median" in w for w in few)
+    diverged = diagnose(x, divergences=3)
+    assert diverged["divergences"] == 3
+    assert any("dirichlet_simplex" in w for w in diverged["warnings"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 4), st.integers(1, 500), st.floats(0.0, 0.6), st.integers(0, 2**16))
+def test_rhat_limit_is_at_least_the_usual_one_and_grows_with_the_elements(chains, k, phi, seed):
+    from bayesldp.models.diagnostics import RHAT_MAX, rhat_limit
+
+    ess = np.random.default_rng(seed).uniform(50, 4000, size=3)
+    one, many = rhat_limit(1, ess, chains, 1000), rhat_limit(k, ess, chains, 1000)
+    assert np.all(one >= RHAT_MAX) and np.all(many >= one)

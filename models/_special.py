@@ -20,17 +20,15 @@ import pytensor.scalar as ps
 import pytensor.tensor as pt
 from pytensor.scalar.math import GammaLn, Psi
 from pytensor.tensor.elemwise import Elemwise
-from scipy import special as _special
-
-__all__ = ["Digamma", "Gammaln", "digamma", "digamma_kernel", "gammaln"]
+from scipy import special as scipy_special
 
 #: Bump when :func:`digamma_kernel` changes (it is part of PyTensor's cache key).
-DIGAMMA_VERSION = 1
+DIGAMMA_VERSION = 2
 
 _ROOT = 1.4616321449683623  # the positive zero of digamma
 _ROOT_VALUE = -9.2412655217294275e-17  # digamma(_ROOT) in double precision
 #: Taylor coefficients about the root: digamma(root + h) = value + h sum_k zeta(k + 2, root) (-h)^k
-_ZETA = np.array([_special.zeta(k + 2, _ROOT) for k in range(40)])
+_ZETA = np.array([scipy_special.zeta(k + 2, _ROOT) for k in range(40)])
 #: Asymptotic series beyond 10: digamma(x) = log x - 1/(2x) - sum_k c_k x^(-2k),
 #: c_k = B_2k / (2k), listed from k = 7 down to k = 1.
 _ASYMPTOTIC = (1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120, 1 / 12)
@@ -123,7 +121,7 @@ def _register_numba() -> None:
     except ImportError:  # numba is optional (bayesldp[fast])
         return
     kernel = numba.njit(cache=True)(digamma_kernel)
-    key = sha256(f"bayesldp.models.special.digamma-v{DIGAMMA_VERSION}".encode()).hexdigest()
+    key = sha256(f"bayesldp.models._special.digamma-v{DIGAMMA_VERSION}".encode()).hexdigest()
 
     @register_funcify_and_cache_key(Digamma)
     def _numba_digamma(op, node, **kwargs):

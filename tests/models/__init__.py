@@ -1,0 +1,1 @@
+"""Tests of bayesldp.models, one file per module."""
