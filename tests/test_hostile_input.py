@@ -369,7 +369,7 @@ def test_draw_ranges_and_likelihood_kinds_are_checked():
     """Out-of-range draw ranges and unknown likelihood kinds were silently accepted."""
     from bayesldp.estimate import StoredDraws
     from bayesldp.intervals import ParametricBootstrap
-    from bayesldp.models.checks import replicate_counts
+    from bayesldp.models._checks import replicate_counts
 
     with pytest.raises(ValueError, match="stop must be <= 3"):
         StoredDraws(np.zeros((3, 2))).sample(2, 5)
