@@ -44,7 +44,5 @@ def test_the_docs_command_is_the_one_ci_runs():
 
 def test_every_relative_link_exists():
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
-    missing = [
-        link for link in links if "://" not in link and not (ROOT / link).exists()
-    ]
+    missing = [link for link in links if "://" not in link and not (ROOT / link).exists()]
     assert not missing, missing
