@@ -91,6 +91,7 @@ def test_multi_freq_ibu_grr_matches_mle_but_not_for_oue(compare, rng):
     assert np.abs(theirs - ours).max() > 1e-3  # a different likelihood, a different optimum
 
 
+@pytest.mark.slow  # a benchmark script; its functions are tested above
 def test_compare_script_tiny(compare, tmp_path):
     args = compare.build_parser().parse_args(
         ["--domains", "32", "--users", "2000", "--subsample", "100", "--pp-domain", "32",

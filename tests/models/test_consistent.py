@@ -266,6 +266,7 @@ def test_mode_is_the_peak_on_word_frequencies():
     assert np.all(np.linalg.eigvalsh(cov) > 0) and cov[0, 0] < 0.1
 
 
+@pytest.mark.slow  # the exact tiny-domain posterior is the default suite's reference
 def test_scale_posterior_matches_quadrature(rng):
     m = measurement(rng, d=300, n=100_000, eps=1.0, s=1.4)
     problem = _exact_total.Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n)

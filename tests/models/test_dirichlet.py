@@ -84,7 +84,7 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
         ("OUE", "binomial", SAMPLER),
         pytest.param("GRR", "multinomial", SAMPLER, marks=pytest.mark.slow),
         # NumPyro differentiates the model's JAX form itself (see the gradient test below)
-        pytest.param("OUE", "binomial", "numpyro", marks=NEEDS_NUMPYRO),
+        pytest.param("OUE", "binomial", "numpyro", marks=[NEEDS_NUMPYRO, pytest.mark.slow]),
         # the model's default: static HMC with a jittered length, its own kernel
         pytest.param("OUE", "binomial", "numpyro-hmc", marks=NEEDS_NUMPYRO),
     ],
@@ -106,9 +106,9 @@ def test_bayes_dirichlet_matches_exact_posterior(oracle_name, kind, sampler):
 @pytest.mark.parametrize(
     "sampler",
     [
-        SAMPLER,
-        # 20 JAX compilations, so slow; the default suite checks NumPyro against the
-        # exact posterior (above)
+        # 20 fits each: slow; the default suite checks the samplers against the exact
+        # posterior (above)
+        pytest.param(SAMPLER, marks=pytest.mark.slow),
         pytest.param("numpyro", marks=[NEEDS_NUMPYRO, pytest.mark.slow]),
     ],
 )

@@ -226,6 +226,7 @@ def nuts_depth_caps(monkeypatch):
 
 
 @NEEDS_NUMPYRO
+@pytest.mark.slow  # an option's effect, checked through sample_options in the default suite
 def test_fit_caps_numpyro_warmup_trees_and_not_the_draws(nuts_depth_caps, monkeypatch):
     # fit hands NumPyro's NUTS the (warm-up, draws) caps, records the one applied, and
     # the draws still build trees deeper than the warm-up's cap; and it empties JAX's

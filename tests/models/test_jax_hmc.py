@@ -41,6 +41,7 @@ def draws_steps(est):
     return est.inference_data.sample_stats["n_steps"].values
 
 
+@pytest.mark.slow  # the jitter; the default suite checks the sampler against the exact posterior
 def test_the_length_is_redrawn_each_iteration(tiny_model):
     # after warm-up the step size is fixed, so the steps per iteration, ceil(L u / eps),
     # vary only through the drawn length u: constant without jitter, spread with it

@@ -13,6 +13,7 @@ TINY_BENCH = ["--domains", "64", "--users", "3000", "--subsample", "20", "--repe
 TINY_BENCH += ["--previous-users", "3000", "--grr-d", "1000", "--grr-n", "20000"]
 
 
+@pytest.mark.slow  # a benchmark script, not the library
 def test_user_side_benchmark_runs_with_tiny_arguments(tmp_path):
     from benchmarks import user_side as bench
 
