@@ -25,7 +25,7 @@ import numpy as np
 
 from bayesldp._validation import check_choice
 from bayesldp.measurement import Measurement, check_measurement, support_count_variance
-from bayesldp.methods._likelihood import likelihood_kind
+from bayesldp.oracles._likelihood import likelihood_kind
 
 __all__ = ["ldp_likelihood", "set_measurement"]
 

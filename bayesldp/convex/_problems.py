@@ -12,7 +12,7 @@ from bayesldp.convex._solve import simplex_variable, solve
 from bayesldp.convex._terms import apx_kappa, apx_scale
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
-from bayesldp.methods._likelihood import likelihood_kind
+from bayesldp.oracles._likelihood import likelihood_kind
 
 
 def cls(

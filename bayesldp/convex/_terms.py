@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from bayesldp.measurement import Measurement
-from bayesldp.methods._likelihood import likelihood_kind
+from bayesldp.oracles._likelihood import likelihood_kind
 
 #: The problems this package formulates (the methods that declare a ``cvxpy`` backend in
 #: the registry; a test keeps the two in step).

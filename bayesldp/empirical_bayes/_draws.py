@@ -22,7 +22,7 @@ from bayesldp.empirical_bayes._likelihood import count_likelihood
 from bayesldp.empirical_bayes._npmle import PriorSettings, fit_prior
 from bayesldp.empirical_bayes._posterior import PosteriorTable, tilted_posterior
 from bayesldp.measurement import Measurement
-from bayesldp.methods._likelihood import likelihood_kind
+from bayesldp.oracles._likelihood import likelihood_kind
 
 
 @dataclass(frozen=True)

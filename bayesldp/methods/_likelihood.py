@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._validation import check_bool, check_choice, check_estimates, check_float, check_int
+from bayesldp._validation import check_bool, check_estimates, check_float, check_int
 from bayesldp.errors import ConvergenceError, ConvergenceWarning
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 from bayesldp.methods._rows import MeasurementRows, estimate_of
-from bayesldp.oracles import FrequencyOracle, oracle_class
+from bayesldp.oracles._likelihood import likelihood_kind
 
 __all__ = [
     "IBU_LIMIT_SDS",
@@ -41,42 +41,6 @@ __all__ = [
 #: How far (in noise standard deviations of each item) ``ibu`` may stop from the MLE,
 #: the limit its bootstrap rows are (:func:`ibu_rows`; a test holds it to this).
 IBU_LIMIT_SDS = 0.01
-
-
-def likelihood_kind(m: Measurement, likelihood: str, name: str = "likelihood") -> str:
-    """Return the support-count likelihood to use: ``"multinomial"`` (GRR) or ``"binomial"``.
-
-    ``"auto"`` picks the oracle's ``likelihood_kind`` (multinomial for GRR, binomial
-    otherwise; :func:`bayesldp.oracles.oracle_class`); ``"multinomial"`` is refused for an
-    oracle whose cell probabilities do not sum to one or whose support counts do not sum
-    to ``n``. The one place these are decided
-    (the PyMC layer's :func:`bayesldp.models.likelihood.resolve_kind` asks it too).
-
-    Parameters
-    ----------
-    m : Measurement
-        Raw oracle output; its ``oracle``, ``p``, ``q`` and ``d`` decide.
-    likelihood : {"auto", "multinomial", "binomial"}
-        The likelihood asked for.
-    name : str, default "likelihood"
-        The argument's name, for the error messages.
-    """
-    check_choice(likelihood, ("auto", "multinomial", "binomial"), name)
-    if likelihood == "auto":
-        return oracle_class(m.oracle, FrequencyOracle).likelihood_kind
-    if likelihood == "multinomial":
-        if abs(m.p + (m.domain_size - 1) * m.q - 1) > 1e-9:
-            raise ValueError(
-                f"{name}='multinomial' needs an oracle with p + (d-1) q = 1 (GRR); "
-                f"here p + (d-1) q = {m.p + (m.domain_size - 1) * m.q:.6g}"
-            )
-        total = int(m.support_counts.sum())
-        if total != m.n:
-            raise ValueError(
-                f"{name}='multinomial' needs support counts that sum to n (one item per "
-                f"report); here they sum to {total}, n={m.n}"
-            )
-    return likelihood
 
 
 def mle_apx_rows(

@@ -38,8 +38,8 @@ from scipy.special import xlogy
 import bayesldp
 from bayesldp import convex, methods
 from bayesldp.convex._polish import KKT_TOL
-from bayesldp.methods._likelihood import likelihood_kind
 from bayesldp.oracles import make_oracle
+from bayesldp.oracles._likelihood import likelihood_kind
 from tests.helpers import toy_measurement, zipf_frequencies
 from tests.methods.test_catalogue import CATALOGUE as METHODS_CATALOGUE
 

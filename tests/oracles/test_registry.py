@@ -97,9 +97,9 @@ def test_a_registered_oracle_gets_the_generic_facts(rng):
     from bayesldp.intervals._bootstrap import bootstrap_counts
     from bayesldp.intervals._variance import subset_count_variance
     from bayesldp.measurement import Measurement, support_count_variance
-    from bayesldp.methods._likelihood import likelihood_kind
     from bayesldp.methods.registry import postprocess
     from bayesldp.oracles import ORACLES, oracle_class, register_oracle
+    from bayesldp.oracles._likelihood import likelihood_kind
 
     register_oracle(_ToyOracle)
     try:
