@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bayesldp.methods.registry import postprocess
+from bayesldp.oracles import OUE
 from bayesldp.runner import get_experiment
 from bayesldp.runner._config import make_tasks
 from bayesldp.runner._run import execute
+from bayesldp.runner._seeding import method_seed
 from tests.helpers import TINY_DATA, tiny_config
 
 
@@ -48,21 +51,45 @@ def test_heavy_hitter_fwer_scores_the_rules_as_defined():
 
 
 def test_interval_coverage_counts_match_one_interval_at_a_time():
-    from bayesldp.experiments.interval_coverage import queries
+    from bayesldp.datasets import get_dataset
+    from bayesldp.experiments.interval_coverage import queries, top_by_estimate
 
-    experiment, task, data, m, children = _first_measurement(
-        "interval_coverage", methods=("base", "norm-sub")
+    experiment, task, data, m, _ = _first_measurement(
+        "interval_coverage", methods=("base", "post-pos", "norm-sub", "eb-npmle")
     )
+    children = experiment.seed_sequence(task).spawn(2)
+    m = OUE(1.0, data.d).simulate(data.counts, np.random.default_rng(children[0]))
     rows = execute(experiment, task).set_index(["method", "metric"])["value"]
-    sets = queries(data.d, data.frequencies, 10, np.random.default_rng(children[1]))
-    for method in ("base", "norm-sub"):
-        est = postprocess(m, method)
-        for query in ("set10", "set50", "top3", "item"):
+    p = task.params
+    sets = queries(
+        get_dataset(TINY_DATA), p["items"], p["sets"], np.random.default_rng(children[1])
+    )
+    assert {"item", "set10", "set50", "group:block50", "group:random50"} == set(sets)
+    for method in ("base", "post-pos", "norm-sub", "eb-npmle"):
+        options = {
+            "rng": np.random.default_rng(method_seed(experiment.seed_sequence(task), method))
+        }
+        est = postprocess(m, method, **(options if method == "eb-npmle" else {}))
+        kind = est.interval([0]).kind
+        for query, masks in [*sets.items(), ("top10_est", top_by_estimate(est.frequencies))]:
             hits = [
                 lo <= data.frequencies[mask].sum() <= hi
-                for mask in sets[query]
-                for lo, hi in [est.interval(np.flatnonzero(mask), 0.9, method="normal")]
+                for mask in masks
+                for lo, hi in [est.interval(np.flatnonzero(mask), 0.9)]
             ]
-            assert rows[(method, f"covered:normal:{query}")] == sum(hits)
-            assert rows[(method, f"n:normal:{query}")] == len(hits)
-    assert {"bootstrap_seconds", "covered:bootstrap:set10"} <= set(rows.loc["norm-sub"].index)
+            assert rows[(method, f"covered:default={kind}:{query}")] == sum(hits)
+            assert rows[(method, f"n:default={kind}:{query}")] == len(hits)
+
+
+def test_interval_coverage_summary_counts_every_run_query_pair():
+    from bayesldp.experiments.interval_coverage import summarise
+
+    frame = pd.DataFrame({
+        "dataset": "z", "oracle": "OUE", "epsilon": 1.0, "method": "base", "kind": "default",
+        "query": "item", "rep": [0, 1, 2], "covered": [9.0, 10.0, 7.0], "n": [10.0] * 3,
+        "outside": [0.0, 1.0, 0.0], "width": [0.1] * 3,
+    })  # fmt: skip
+    row = summarise(frame, 0.9).iloc[0]
+    assert row["coverage"] == pytest.approx(26 / 30)
+    assert row["se"] == pytest.approx(np.std([0.9, 1.0, 0.7], ddof=1) / np.sqrt(3))
+    assert row["in_band"] and row["runs"] == 3 and row["outside_share"] == pytest.approx(1 / 30)
