@@ -4,6 +4,7 @@ Frequency oracles produce a :class:`Measurement`; :func:`postprocess` turns it i
 an :class:`Estimate` with any of the methods in :data:`METHODS`.
 """
 
+from bayesldp.choose import choose_method
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement
 from bayesldp.methods.registry import (
@@ -43,6 +44,7 @@ __all__ = [
     "Measurement",
     "MethodSpec",
     "__version__",
+    "choose_method",
     "make_oracle",
     "method_names",
     "postprocess",

@@ -1,0 +1,436 @@
+r"""Choose the post-processing method for the query you will publish.
+
+The papers' procedure (NDSS, Fig. 9): fit a synthetic truth to the measurement, simulate
+the collection on it many times, and keep the method with the lowest error on the
+synthetic truth. :func:`choose_method` does it in one batch per fit: the support counts
+of ``reps`` collections are simulated at once from the synthetic user counts (the
+parametric bootstrap's simulation, :func:`bayesldp.intervals._bootstrap.bootstrap_counts`),
+every candidate method is re-run on all of them through its row function
+(:meth:`~bayesldp.MethodSpec.row_function`), and the error of each replicate is the
+query's loss against the synthetic truth.
+
+Two synthetic truths are used, the ``norm-sub`` and the ``power-ns`` estimates of the
+measurement rounded to ``n`` users (:func:`~bayesldp.intervals._bootstrap.fitted_counts`):
+the first is flat below its cut, the second heavy-tailed, and the true data usually lie
+between. For each fit every method's loss is divided by the best method's loss under that
+fit; the method with the smallest mean ratio over the fits is chosen, and the result says
+when the two fits prefer different methods.
+
+Losses, with :math:`e = f' - f_{\rm synthetic}` the error of one replicate:
+
+``"full"``
+    Mean squared error over the items, :math:`\frac1d\sum_v e_v^2`.
+``("set", fraction)``
+    The expected squared error of the sum over a uniformly random set of
+    :math:`s = \max(1, \mathrm{round}(\text{fraction}\cdot d))` items, computed exactly
+    (no set is drawn):
+    :math:`\mathbb E[(\sum_{v\in S} e_v)^2] = \frac sd \sum_v e_v^2 +
+    \frac{s(s-1)}{d(d-1)}\big((\sum_v e_v)^2 - \sum_v e_v^2\big)`.
+    Methods answering sets by clipping the raw sum (``post-pos``) are measured on 64
+    random sets per replicate instead.
+``groups`` (a list of index arrays, or a mapping whose values are)
+    Mean over the groups of the squared error of the group's answer.
+``("top", k)``
+    Mean squared error over the ``k`` items with the largest synthetic frequencies
+    (ties by index), as :func:`bayesldp.metrics.topk_mse`.
+``("heavy", threshold)``
+    The expected number of misclassified items: items whose estimate is at least the
+    threshold while their synthetic frequency is below it, plus the reverse.
+
+``power`` and ``power-ns`` fit their exponent to every replicate; here the replicates
+share one exponent, the median of their own fits (Calibrate's mean fit), so that one
+posterior grid serves them all instead of dozens.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayesldp._validation import (
+    check_float,
+    check_indices,
+    check_int,
+    check_k,
+    check_probability,
+    check_rng,
+)
+from bayesldp.estimate import Estimate
+from bayesldp.intervals._bootstrap import bootstrap_counts, fitted_counts, rerun_rows
+from bayesldp.measurement import Measurement, check_measurement
+from bayesldp.methods._calibrate import fit_exponent_mean
+from bayesldp.methods.registry import MethodSpec, get_method, method_names, postprocess
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FITS", "MethodChoice", "Query", "choose_method", "default_methods", "parse_query"]
+
+#: The methods whose estimates are the synthetic truths.
+FITS: tuple[str, ...] = ("norm-sub", "power-ns")
+#: Random sets per replicate for methods whose set answers are clipped sums.
+CLIPPED_SETS = 64
+#: Methods whose exponent the replicates share (one posterior grid for all).
+_SHARED_EXPONENT = ("power", "power-ns")
+
+
+@dataclass(frozen=True)
+class Query:
+    """What will be published: a parsed ``query`` of :func:`choose_method`.
+
+    Attributes
+    ----------
+    kind : {"full", "set", "groups", "top", "heavy"}
+        The query type.
+    value : float or int or None
+        The set fraction, ``k`` or the threshold; None for ``"full"`` and ``"groups"``.
+    groups : tuple of numpy.ndarray
+        The item indices of each group (``"groups"`` only).
+    """
+
+    kind: str
+    value: float | int | None = None
+    groups: tuple[np.ndarray, ...] = ()
+
+    def __str__(self) -> str:
+        """``full``, ``set:0.5``, ``top:10``, ``heavy:0.01`` or ``groups:N``."""
+        if self.kind == "full":
+            return "full"
+        if self.kind == "groups":
+            return f"groups:{len(self.groups)}"
+        return f"{self.kind}:{self.value:g}"
+
+
+def parse_query(query: Any, domain_size: int) -> Query:
+    """Check a query of :func:`choose_method` against a domain of ``domain_size`` items.
+
+    Parameters
+    ----------
+    query : str, tuple, list or mapping
+        ``"full"``, ``("set", fraction)`` with fraction in (0, 1], ``("top", k)`` with
+        ``1 <= k <= d``, ``("heavy", threshold)`` with threshold in (0, 1), or a fixed
+        grouping: a list of index arrays, or a mapping whose values are index arrays.
+
+    domain_size : int
+        The number of items ``d``.
+
+    Returns
+    -------
+    Query
+
+    Raises
+    ------
+    ValueError
+        Naming ``query`` (its kind), ``fraction``, ``k``, ``threshold`` or ``groups``.
+
+    Examples
+    --------
+    >>> from bayesldp.choose import parse_query
+    >>> str(parse_query(("set", 0.5), 100)), str(parse_query([[0, 1], [2]], 100))
+    ('set:0.5', 'groups:2')
+    """
+    d = check_int(domain_size, "domain_size", minimum=1)
+    if isinstance(query, str):
+        if query != "full":
+            raise ValueError(
+                f"unknown query {query!r}; give 'full', ('set', fraction), ('top', k), "
+                "('heavy', threshold) or a list of index arrays"
+            )
+        return Query("full")
+    if isinstance(query, tuple) and len(query) == 2 and isinstance(query[0], str):
+        kind, value = query
+        if kind == "set":
+            fraction = check_float(value, "fraction", minimum=0.0, maximum=1.0, strict_minimum=True)
+            return Query("set", fraction)
+        if kind == "top":
+            return Query("top", check_k(value, d, "k"))
+        if kind == "heavy":
+            return Query("heavy", check_probability(value, "threshold"))
+        raise ValueError(f"unknown query kind {kind!r}; choose one of set, top, heavy")
+    if isinstance(query, Mapping):
+        query = list(query.values())
+    if isinstance(query, list | tuple) and query and not isinstance(query[0], str):
+        groups = tuple(check_indices(g, d, f"groups[{i}]") for i, g in enumerate(query))
+        if any(g.size == 0 for g in groups):
+            raise ValueError("groups: every group must hold at least one item")
+        return Query("groups", None, groups)
+    raise ValueError(
+        f"unknown query {query!r:.80}; give 'full', ('set', fraction), ('top', k), "
+        "('heavy', threshold) or a non-empty list of index arrays"
+    )
+
+
+def default_methods() -> tuple[str, ...]:
+    """Return the candidates :func:`choose_method` ranks by default, from the registry.
+
+    ``base`` and every consistent (non-negative, summing to 1), non-Bayesian method that
+    is not slow, does not need the truth and has a row function (so that it runs on all
+    replicates at once); a method that shares its row function and fixed options with
+    an earlier one (``cls`` and ``norm-sub``) is left out as a duplicate.
+
+    Examples
+    --------
+    >>> from bayesldp.choose import default_methods
+    >>> "norm-sub" in default_methods() and "base" in default_methods()
+    True
+    """
+    names = ("base", *method_names(consistent=True, bayesian=False, slow=False, needs_truth=False))
+    out: list[str] = []
+    seen: set[Any] = set()
+    for name in names:
+        spec = get_method(name)
+        if spec.rows is None:
+            continue
+        key = (spec.rows, tuple(sorted(spec.fixed_options.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(name)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class MethodChoice:
+    """The result of :func:`choose_method`.
+
+    Attributes
+    ----------
+    chosen : str
+        The method with the smallest mean loss ratio over the synthetic fits.
+    estimate : Estimate
+        ``chosen``'s estimate of the measurement, ready to publish (``.interval``,
+        ``.subset``).
+    ranking : pandas.DataFrame
+        One row per method, best first: ``score`` (the mean over the fits of its loss
+        over the best method's loss under that fit; 1 is best everywhere), ``error``
+        (its loss averaged over the fits), ``spread`` (the Monte Carlo standard error
+        of ``error``), and ``error[FIT]`` / ``spread[FIT]`` for each fit.
+    query : Query
+        The query the losses measure.
+    winners : dict
+        The best method under each fit alone.
+    agree : bool
+        Whether every fit has the same winner.
+    note : str
+        Says which fit prefers which method when they disagree; empty otherwise.
+    reps : int
+        Simulated collections per fit.
+    """
+
+    chosen: str
+    estimate: Estimate
+    ranking: pd.DataFrame
+    query: Query
+    winners: dict[str, str] = field(default_factory=dict)
+    agree: bool = True
+    note: str = ""
+    reps: int = 0
+
+    def __repr__(self) -> str:
+        """Show the chosen method, the query and the disagreement note."""
+        text = f"MethodChoice(chosen={self.chosen!r}, query={str(self.query)!r}, reps={self.reps}"
+        return text + (f", note={self.note!r})" if self.note else ")")
+
+
+def set_loss(errors: np.ndarray, size: int) -> np.ndarray:
+    r"""Exact expected squared error of a uniformly random ``size``-set's sum, per row.
+
+    :math:`\frac sd \sum e^2 + \frac{s(s-1)}{d(d-1)}((\sum e)^2 - \sum e^2)`.
+
+    Parameters
+    ----------
+    errors : numpy.ndarray
+        Per-item errors, shape ``(B, d)``.
+    size : int
+        The set size ``s``, in ``[1, d]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(B,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesldp.choose import set_loss
+    >>> float(set_loss(np.array([[1.0, -1.0]]), 2)[0])
+    0.0
+    """
+    d = errors.shape[1]
+    s2 = np.einsum("ij,ij->i", errors, errors)
+    s1 = errors.sum(axis=1)
+    pairs = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
+    return size / d * s2 + pairs * (s1**2 - s2)
+
+
+def _losses(
+    q: Query,
+    out: np.ndarray,
+    truth: np.ndarray,
+    rule: str,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Return the loss of each replicate ``out`` (shape ``(B, d)``) against ``truth``."""
+    d = truth.size
+    if q.kind == "full":
+        return np.mean((out - truth) ** 2, axis=1)
+    if q.kind == "top":
+        top = np.lexsort((np.arange(d), -truth))[: int(q.value or 1)]
+        return np.mean((out[:, top] - truth[top]) ** 2, axis=1)
+    if q.kind == "heavy":
+        t = float(q.value or 0.0)
+        return np.sum((out >= t) != (truth >= t), axis=1).astype(float)
+    clip = rule == "clip-sum"
+    if q.kind == "set":
+        size = max(1, round(float(q.value or 0.0) * d))
+        if not clip:
+            return set_loss(out - truth, size)
+        masks = np.zeros((CLIPPED_SETS, d))
+        for row in masks:
+            row[rng.choice(d, size, replace=False)] = 1.0
+        answers = np.maximum(out @ masks.T, 0.0)
+        return np.mean((answers - masks @ truth) ** 2, axis=1)
+    sums = np.stack([out[:, g].sum(axis=1) for g in q.groups], axis=1)
+    if clip:
+        sums = np.maximum(sums, 0.0)
+    true_sums = np.array([truth[g].sum() for g in q.groups])
+    return np.mean((sums - true_sums) ** 2, axis=1)
+
+
+def _rerun(spec: MethodSpec, m: Measurement, counts: np.ndarray) -> np.ndarray:
+    """Re-run a method on every replicate (power's exponent shared, see the module)."""
+    options: dict[str, Any] = {}
+    if spec.name in _SHARED_EXPONENT:
+        means = (counts / m.n - m.q) / (m.p - m.q) * m.n
+        fitted = [fit_exponent_mean(float(y), m.n)[0] for y in means.mean(axis=1)]
+        options["s"] = float(np.median(fitted))
+    out, _ = rerun_rows(spec, m, counts, options=options)
+    return out
+
+
+def choose_method(
+    m: Measurement,
+    query: Any = "full",
+    *,
+    methods: Sequence[str] | None = None,
+    reps: int = 50,
+    rng: Any = None,
+) -> MethodChoice:
+    """Choose the post-processing method with the lowest simulated error for ``query``.
+
+    The collection is simulated ``reps`` times on each synthetic truth (:data:`FITS`:
+    the ``norm-sub`` and ``power-ns`` estimates of ``m``), every candidate is re-run on
+    the simulated measurements, and each is scored by its loss over the best loss under
+    each fit, averaged over the fits (the module docstring defines the losses).
+
+    Parameters
+    ----------
+    m : Measurement
+        The raw oracle output you will publish from.
+    query : str, tuple, list or mapping, default "full"
+        What you will publish: ``"full"`` (every frequency), ``("set", fraction)``
+        (sums over random sets of that fraction of the items, in (0, 1]),
+        ``("top", k)`` (the ``k`` largest items), ``("heavy", threshold)`` (which items
+        reach ``threshold``, in (0, 1)), or a fixed grouping (a list of index arrays, or
+        a mapping whose values are).
+    methods : sequence of str, optional
+        Registered method names to rank; by default :func:`default_methods`. Methods
+        without a row function are re-run one replicate at a time.
+    reps : int, default 50
+        Simulated collections per synthetic truth, at least 1.
+    rng : numpy.random.Generator or int, optional
+        Source of randomness (the same seed gives the same choice).
+
+    Returns
+    -------
+    MethodChoice
+        The ranking, the chosen method, its estimate of ``m`` and whether the fits agree.
+
+    Raises
+    ------
+    ValueError
+        A bad measurement, query, method or ``reps`` (the message names it).
+
+    Examples
+    --------
+    >>> import numpy as np, bayesldp
+    >>> oracle = bayesldp.OUE(epsilon=1.0, domain_size=64)
+    >>> counts = np.random.default_rng(0).multinomial(20_000, np.ones(64) / 64)
+    >>> m = oracle.simulate(counts, np.random.default_rng(1))
+    >>> choice = bayesldp.choose_method(m, ("set", 0.5), reps=5, rng=0)
+    >>> choice.chosen in choice.ranking["method"].tolist()
+    True
+    """
+    check_measurement(m, "m")
+    q = parse_query(query, m.domain_size)
+    reps = check_int(reps, "reps", minimum=1)
+    generator = check_rng(rng)
+    names = default_methods() if methods is None else _check_methods(methods)
+    specs = [get_method(name) for name in names]
+    fits = {fit: postprocess(m, fit) for fit in FITS}
+    errors: dict[str, np.ndarray] = {}
+    spreads: dict[str, np.ndarray] = {}
+    winners: dict[str, str] = {}
+    for fit, est in fits.items():
+        x = fitted_counts(est.frequencies, m.n)
+        truth = x / m.n
+        counts = np.stack([bootstrap_counts(m, x, generator) for _ in range(reps)])
+        set_rng = np.random.default_rng(generator.integers(2**63))
+        loss = np.empty((len(specs), reps))
+        for i, spec in enumerate(specs):
+            loss[i] = _losses(q, _rerun(spec, m, counts), truth, spec.query_rule, set_rng)
+        errors[fit] = loss.mean(axis=1)
+        spreads[fit] = (
+            loss.std(axis=1, ddof=1) / np.sqrt(reps) if reps > 1 else np.zeros(len(specs))
+        )
+        winners[fit] = names[int(np.argmin(errors[fit]))]
+        logger.debug("choose_method: fit %s, winner %s", fit, winners[fit])
+    ratios = []
+    for fit in fits:
+        tiny = 1e-12 * max(float(errors[fit].max()), 1e-300)
+        ratios.append((errors[fit] + tiny) / (float(errors[fit].min()) + tiny))
+    score = np.mean(ratios, axis=0)
+    table = pd.DataFrame(
+        {
+            "method": list(names),
+            "score": score,
+            "error": np.mean([errors[f] for f in fits], axis=0),
+            "spread": np.sqrt(np.mean([spreads[f] ** 2 for f in fits], axis=0) / len(fits)),
+            **{f"error[{f}]": errors[f] for f in fits},
+            **{f"spread[{f}]": spreads[f] for f in fits},
+        }
+    )
+    table = table.sort_values(["score", "error"], kind="stable").reset_index(drop=True)
+    chosen = str(table["method"].iloc[0])
+    agree = len(set(winners.values())) == 1
+    note = (
+        ""
+        if agree
+        else "the synthetic truths disagree: "
+        + ", ".join(f"{fit} fit prefers {w}" for fit, w in winners.items())
+        + f"; {chosen} has the best mean ratio"
+    )
+    estimate = fits[chosen] if chosen in fits else postprocess(m, chosen)
+    return MethodChoice(chosen, estimate, table, q, winners, agree, note, reps)
+
+
+def _check_methods(methods: Any) -> tuple[str, ...]:
+    """Check that ``methods`` are registered, distinct, non-Bayesian and use no truth."""
+    if isinstance(methods, str) or not isinstance(methods, Sequence) or not methods:
+        raise ValueError(f"methods must be a non-empty list of method names, got {methods!r:.80}")
+    out = []
+    for name in methods:
+        spec = get_method(name)
+        if spec.bayesian or spec.needs_truth:
+            raise ValueError(
+                f"methods: {name!r} cannot be re-run on simulated collections "
+                "(Bayesian, or needs the truth)"
+            )
+        out.append(spec.name)
+    if len(set(out)) != len(out):
+        raise ValueError("methods: a method is given twice")
+    return tuple(out)

@@ -1,0 +1,179 @@
+"""choose_method: the exact set loss, the choice, reproducibility and hostile input."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bayesldp
+from bayesldp.choose import FITS, default_methods, parse_query, set_loss
+from bayesldp.methods.registry import get_method
+from tests.helpers import zipf_frequencies
+
+D = 32
+
+
+@pytest.fixture(scope="module")
+def measurement():
+    counts = np.random.default_rng(0).multinomial(20_000, zipf_frequencies(D, 1.2))
+    return bayesldp.OUE(1.0, D).simulate(counts, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_set_loss_matches_every_subset(size):
+    errors = np.random.default_rng(size).normal(size=(3, 5))
+    subsets = list(itertools.combinations(range(5), size))
+    brute = np.mean([errors[:, list(s)].sum(axis=1) ** 2 for s in subsets], axis=0)
+    np.testing.assert_allclose(set_loss(errors, size), brute, rtol=1e-12)
+
+
+def test_set_loss_of_one_item():
+    np.testing.assert_allclose(set_loss(np.array([[0.5]]), 1), [0.25])
+
+
+def test_default_methods_come_from_the_registry():
+    names = default_methods()
+    assert names[0] == "base"
+    for name in names[1:]:
+        spec = get_method(name)
+        assert spec.consistent and not spec.bayesian and not spec.slow and spec.rows is not None
+    rows = [get_method(n).rows for n in names]
+    assert len(set(rows)) == len(rows)  # no duplicate of one row function (cls, norm-sub)
+
+
+@pytest.mark.parametrize(
+    "query", ["full", ("set", 0.5), ("set", 1.0), ("top", 3), ("heavy", 0.05), [[0, 1], [2, 5, 9]]]
+)
+def test_chosen_has_the_smallest_score(measurement, query):
+    choice = bayesldp.choose_method(measurement, query, reps=4, rng=3)
+    table = choice.ranking
+    assert choice.chosen == table["method"].iloc[0]
+    assert table["score"].iloc[0] == pytest.approx(table["score"].min())
+    assert (table["score"] >= 1 - 1e-9).all()
+    for fit in FITS:
+        col = table[f"error[{fit}]"]
+        winner = table.set_index("method").loc[choice.winners[fit], f"error[{fit}]"]
+        assert winner == col.min()
+        assert (table[f"spread[{fit}]"] >= 0).all()
+    assert choice.agree == (len(set(choice.winners.values())) == 1)
+    assert (choice.note == "") == choice.agree
+    assert choice.estimate.method == choice.chosen
+    assert choice.estimate.measurement is measurement
+    assert sorted(table["method"]) == sorted(default_methods())
+
+
+def test_reproducible_with_the_same_seed(measurement):
+    a = bayesldp.choose_method(measurement, ("set", 0.1), reps=3, rng=7)
+    b = bayesldp.choose_method(measurement, ("set", 0.1), reps=3, rng=7)
+    assert a.chosen == b.chosen
+    np.testing.assert_array_equal(a.ranking["error"], b.ranking["error"])
+
+
+def test_full_loss_is_the_simulated_mse(measurement):
+    # One method, one fit's replicates recomputed by hand: the loss is their mean MSE.
+    choice = bayesldp.choose_method(measurement, "full", methods=["base"], reps=2, rng=1)
+    rng = np.random.default_rng(1)
+    from bayesldp.intervals._bootstrap import bootstrap_counts, fitted_counts
+
+    fit = bayesldp.postprocess(measurement, FITS[0])
+    x = fitted_counts(fit.frequencies, measurement.n)
+    counts = np.stack([bootstrap_counts(measurement, x, rng) for _ in range(2)])
+    raw = (counts / measurement.n - measurement.q) / (measurement.p - measurement.q)
+    want = np.mean((raw - x / measurement.n) ** 2)
+    assert choice.ranking[f"error[{FITS[0]}]"].iloc[0] == pytest.approx(want)
+
+
+def test_clipped_sums_and_other_methods(measurement):
+    choice = bayesldp.choose_method(
+        measurement, ("set", 0.25), methods=["post-pos", "norm-sub", "cls"], reps=3, rng=0
+    )
+    assert set(choice.ranking["method"]) == {"post-pos", "norm-sub", "cls"}
+    assert np.isfinite(choice.ranking["error"]).all()
+
+
+def test_mapping_of_groups(measurement):
+    groups = {"a": [0, 1, 2], "b": np.arange(3, D)}
+    assert str(parse_query(groups, D)) == "groups:2"
+    bayesldp.choose_method(measurement, groups, reps=2, rng=0)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("sets", "query"),
+        (("set", 0.0), "fraction"),
+        (("set", 1.5), "fraction"),
+        (("set", float("nan")), "fraction"),
+        (("top", 0), "k"),
+        (("top", D + 1), "k"),
+        (("top", 2.0), "k"),
+        (("heavy", 1.0), "threshold"),
+        (("heavy", 0.0), "threshold"),
+        (("bottom", 3), "query"),
+        ([[0, D]], "groups"),
+        ([[]], "groups"),
+        ([], "query"),
+        (None, "query"),
+        (3, "query"),
+    ],
+)
+def test_bad_queries_name_the_argument(measurement, query, name):
+    with pytest.raises(ValueError, match=name):
+        bayesldp.choose_method(measurement, query, reps=2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"reps": 0}, "reps"),
+        ({"reps": 2.5}, "reps"),
+        ({"methods": "norm-sub"}, "methods"),
+        ({"methods": []}, "methods"),
+        ({"methods": ["nope"]}, "method"),
+        ({"methods": ["norm-sub", "norm-sub"]}, "methods"),
+        ({"methods": ["oracle-bayes"]}, "methods"),
+        ({"rng": -1}, "rng"),
+    ],
+)
+def test_bad_options_name_the_argument(measurement, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        bayesldp.choose_method(measurement, "full", **kwargs)
+
+
+def test_not_a_measurement():
+    with pytest.raises(ValueError, match="m must be"):
+        bayesldp.choose_method(np.ones(3), "full")
+
+
+HOSTILE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+)
+
+
+@settings(
+    max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    kind=st.sampled_from(["set", "top", "heavy", "full", "groups", "other"]),
+    value=HOSTILE,
+    reps=st.one_of(st.integers(-3, 2), HOSTILE),
+)
+def test_hostile_queries(measurement, kind, value, reps):
+    query = {"full": "full", "groups": [value], "other": value}.get(kind, (kind, value))
+    try:
+        choice = bayesldp.choose_method(measurement, query, methods=["base", "norm-sub"], reps=reps)
+    except ValueError as err:
+        assert any(
+            a in str(err) for a in ("query", "fraction", "k ", "threshold", "groups", "reps")
+        )
+        return
+    assert np.isfinite(choice.ranking["error"]).all()
+    assert choice.chosen in ("base", "norm-sub")
