@@ -258,9 +258,10 @@ class Estimate:
         prob : float, default 0.9
             Nominal coverage, in (0, 1).
         method : {None, "normal", "bootstrap", "percentile", "posterior"}
-            ``None`` uses the natural interval: ``"posterior"`` for an estimate with
-            posterior draws (Bayesian methods, empirical Bayes), ``"normal"`` for every
-            other method (declared once per method as ``MethodSpec.interval``).
+            ``None`` uses the natural interval, declared once per method as
+            ``MethodSpec.interval``: ``"posterior"`` for the Bayesian models,
+            ``"normal"`` for every other method (``eb-npmle`` included: its posterior
+            intervals undercover set sums; ask for them with ``method="posterior"``).
 
             - ``"normal"`` (every estimate): the raw unbiased set estimate plus or minus
               a normal quantile times its exact standard deviation, covariances between

@@ -150,9 +150,12 @@ def eb_npmle(
     tol : float, default 1e-8
         Relative optimality gap at which the solver stops.
     n_draws : int, default 1000
-        Posterior draws behind :meth:`Estimate.interval` (generated on demand).
+        Posterior draws behind ``Estimate.interval(..., method="posterior")``, the
+        heavy hitters and the top-k probabilities (generated on demand). The default
+        interval is the calibrated normal interval of the raw estimate: the posterior
+        intervals undercover sums over sets (paper/intervals.md).
     uncertainty : {"bootstrap", "plug-in"}
-        Where the draws behind :meth:`Estimate.interval` come from. ``plug-in``: each
+        Where the posterior draws come from. ``plug-in``: each
         item's discrete posterior under :math:`\hat G`, conditioned on the total; it
         treats :math:`\hat G` as known, so an item alone in its region of counts (the
         largest items), on which the NPMLE puts an atom at the item's own estimate,

@@ -1,9 +1,9 @@
 """Intervals of many sets at once, the natural interval of each estimate, and their notes.
 
 :func:`set_intervals` is what :meth:`bayesldp.Estimate.interval` computes for one set
-(:func:`estimate_interval`). The natural interval of an estimate is ``"posterior"``
-when it carries posterior draws, otherwise its method's ``MethodSpec.interval``:
-``"normal"`` for every built-in non-Bayesian method. An interval's note says when the
+(:func:`estimate_interval`). The natural interval of an estimate is its method's
+``MethodSpec.interval``: ``"normal"`` for every built-in non-Bayesian method
+(``eb-npmle`` included), ``"posterior"`` for the Bayesian models. An interval's note says when the
 kind asked for is known to undercover (:func:`undercoverage_note`) and when the method's
 own answer lies outside the interval.
 """
@@ -59,8 +59,10 @@ def _has_draws(estimate: Estimate) -> bool:
 def natural_interval(estimate: Estimate) -> str:
     """Return the interval kind ``Estimate.interval(method=None)`` uses.
 
-    ``"posterior"`` when the estimate carries draws of its own; otherwise the method's
-    declared ``MethodSpec.interval``.
+    The method's declared ``MethodSpec.interval`` (``"normal"`` for every built-in
+    non-Bayesian method, ``eb-npmle`` included, whose posterior intervals undercover
+    set sums; ``"posterior"`` for the Bayesian models); ``"posterior"`` for an estimate
+    of an unregistered method that carries draws of its own.
 
     Parameters
     ----------
@@ -72,15 +74,18 @@ def natural_interval(estimate: Estimate) -> str:
     ValueError
         The method is not registered and the estimate carries no draws.
     """
-    if _has_draws(estimate):
-        return "posterior"
     try:
-        return get_method(estimate.method).interval
+        kind = get_method(estimate.method).interval
     except ValueError:
+        if _has_draws(estimate):
+            return "posterior"
         raise ValueError(
             f"method {estimate.method!r} is not registered and carries no draws, so it "
             "has no natural interval; pass method='normal' for the raw estimates' interval"
         ) from None
+    if kind == "posterior" and not _has_draws(estimate):
+        return "normal"
+    return kind
 
 
 def available_intervals(estimate: Estimate) -> tuple[str, ...]:

@@ -148,8 +148,10 @@ class MethodSpec:
     interval : {"normal", "bootstrap", "posterior"}
         The natural interval of :meth:`Estimate.interval` for this method: the normal
         interval of the raw estimate with its exact variance (default: calibrated for
-        every set), the parametric bootstrap of the method, or posterior draws. An
-        estimate that carries its own ``uncertainty`` uses its draws whatever this says.
+        every set), the parametric bootstrap of the method, or posterior draws. It decides
+        even for an estimate that carries draws (``eb-npmle``'s posterior intervals
+        undercover set sums, so its natural interval is ``"normal"``); an estimate of an
+        unregistered method with draws uses them.
     rows : callable, optional
         The method's row function ``rows(batch, **options) -> (frequencies, info)``,
         vectorised over the rows of a :class:`MeasurementRows`; the parametric
@@ -528,7 +530,7 @@ for _spec in (
                rows=base_cut_rows),
     MethodSpec("eb-npmle", Deferred(load_eb_npmle),
                "empirical Bayes: NPMLE prior of the counts, posterior mean on the total",
-               nonnegative=True, sums_to_one=True, default=False, interval="posterior"),
+               nonnegative=True, sums_to_one=True, default=False),
     MethodSpec("oracle-bayes", Deferred(load_oracle_bayes),
                "REFERENCE ONLY: posterior mean with the true count histogram as prior",
                nonnegative=True, sums_to_one=True, default=False, needs_truth=True,

@@ -36,7 +36,7 @@ def test_same_seed_same_draws_whatever_the_chunks(uncertainty):
     mask = np.zeros(a.domain_size, dtype=bool)
     mask[idx] = True
     np.testing.assert_allclose(draw_set_sums(a.uncertainty, mask[None])[0], sums)
-    lo, hi = a.interval(idx, 0.8)
+    lo, hi = a.interval(idx, 0.8, method="posterior")
     assert (lo, hi) == pytest.approx(tuple(np.quantile(sums, [0.1, 0.9])))
     with pytest.raises(ValueError, match="stop"):
         a.uncertainty.sample(0, 13)
@@ -53,9 +53,9 @@ def test_bootstrap_widens_the_interval_of_a_lone_item():
     top = int(np.argmax(data.counts))
     plug = eb_npmle(m, uncertainty="plug-in", n_draws=200, rng=0)
     boot = eb_npmle(m, uncertainty="bootstrap", n_draws=200, n_boot=20, rng=0)
-    lo, hi = plug.interval([top], 0.9)
+    lo, hi = plug.interval([top], 0.9, method="posterior")
     assert hi - lo < 1e-3 * m.sigma
-    lo, hi = boot.interval([top], 0.9)
+    lo, hi = boot.interval([top], 0.9, method="posterior")
     sd = float(np.sqrt(m.variance(data.frequencies)[top]))
     assert 2 * sd < hi - lo < 5 * sd
 

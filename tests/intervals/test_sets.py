@@ -32,8 +32,6 @@ def test_every_method_without_draws_defaults_to_the_calibrated_normal_interval(r
     """The natural interval of every non-Bayesian method: the raw estimate's, no warning."""
     m = bayesldp.OUE(1.0, 30).simulate(fixed_users(30, 10**4), rng)
     for name in method_names(bayesian=False, needs_truth=False):
-        if name == "eb-npmle":  # its own posterior draws
-            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = postprocess(m, name)
@@ -154,14 +152,32 @@ def test_set_intervals_equal_one_set_at_a_time(rng):
             np.testing.assert_allclose(hi, [iv.hi for iv in one], atol=1e-15)
 
 
-def test_own_uncertainty_is_the_natural_interval(rng):
-    """A method that returns its own draws (e.g. empirical Bayes) gets 'posterior'."""
+def test_declared_kind_is_the_natural_interval_even_with_draws(rng):
+    """A registered method's ``MethodSpec.interval`` decides; its draws stay on request.
+
+    An unregistered method that carries draws of its own gets 'posterior'.
+    """
     m = bayesldp.OUE(1.0, 20).simulate(fixed_users(20, 10**4), rng)
     draws = rng.dirichlet(np.ones(20) * 3, size=300)
     est = Estimate(draws.mean(axis=0), "norm-sub", m, uncertainty=StoredDraws(draws))
-    iv = est.interval([0, 1])
-    assert iv.kind == "posterior"
+    assert est.interval([0, 1]).kind == "normal"
+    iv = est.interval([0, 1], method="posterior")
     sums = draws[:, :2].sum(axis=1)
     assert iv == pytest.approx(tuple(np.quantile(sums, [0.05, 0.95])))
     assert set(intervals.available_intervals(est)) == {"normal", "posterior", "bootstrap",
                                                         "percentile"}  # fmt: skip
+    own = Estimate(draws.mean(axis=0), "my-own-method", m, uncertainty=StoredDraws(draws))
+    assert own.interval([0, 1]).kind == "posterior"
+    assert own.interval([0, 1]) == pytest.approx(tuple(iv))
+    with pytest.raises(ValueError, match="not registered"):
+        Estimate(draws.mean(axis=0), "my-own-method", m).interval([0])
+
+
+def test_eb_npmle_defaults_to_the_normal_interval_and_keeps_its_posterior(rng):
+    """eb-npmle's posterior intervals undercover set sums: its default is the normal one."""
+    m = bayesldp.OUE(1.0, 30).simulate(fixed_users(30, 10**4), rng)
+    est = postprocess(m, "eb-npmle", n_draws=50, n_boot=2, rng=0)
+    iv = est.interval(np.arange(10))
+    assert (iv.kind, iv.centered_on) == ("normal", "raw estimate")
+    assert tuple(iv) == pytest.approx(tuple(intervals.normal_interval(m, np.arange(10))))
+    assert est.interval(np.arange(10), method="posterior").kind == "posterior"
