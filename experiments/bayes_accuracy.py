@@ -200,7 +200,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
 EXPERIMENT = Experiment(
     name="bayes_accuracy",
     description="accuracy and 90%-interval coverage of the Bayesian methods (paper/bayes.md)",
-    figure="paper/bayes.md; README 'Bayesian post-processing'",
+    figure="paper/bayes.md",
     task=task,
     grid=Grid(
         ("zipf",),

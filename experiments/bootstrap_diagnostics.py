@@ -175,7 +175,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
 EXPERIMENT = Experiment(
     name="bootstrap_diagnostics",
     description="why bootstrap intervals of clipping methods undercover: worlds, answer/sd",
-    figure="README 'Intervals and heavy hitters' (bootstrap warning)",
+    figure="paper/intervals.md (bootstrap warning)",
     task=task,
     grid=Grid(
         ("zipf",), (1.0,), reps=10, methods=METHODS, params={"replicates": 200, "queries": 100}

@@ -187,7 +187,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
 EXPERIMENT = Experiment(
     name="heavy_hitter_fwer",
     description="FWER, recall and precision of Holm heavy hitters vs thresholding rules",
-    figure="README 'Intervals and heavy hitters'",
+    figure="paper/intervals.md",
     task=task,
     grid=Grid(
         ("zipf", "wordfreq"),

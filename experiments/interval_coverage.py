@@ -335,7 +335,7 @@ EXPERIMENT = Experiment(
     name="interval_coverage",
     description="coverage of every method's default 90% interval (items, random sets, fixed "
     "groupings; top 10 by estimate apart)",
-    figure="issue 36: calibrated default intervals",
+    figure="paper/intervals.md: calibrated default intervals",
     task=task,
     grid=Grid(
         DATASETS,

@@ -232,7 +232,7 @@ _PARAMS = {"cvxpy_reps": 2, "ibu_max_iter": 100_000}
 EXPERIMENT = Experiment(
     name="mle_gap",
     description="MLE-Apx, CLS and the exact MLE (and IBU): MSE and distances, OUE and GRR",
-    figure="paper/convex.md; README 'MLE-Apx, CLS and the exact MLE'",
+    figure="paper/convex.md",
     task=task,
     grid=Grid(
         ("zipf", "uniform"),
