@@ -40,6 +40,7 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "apiref",
+    "registries",
 ]
 
 exclude_patterns = ["_build", "_inventories", "_ext", "auto_examples/*.ipynb", "**.zip"]

@@ -126,3 +126,56 @@ def test_user_guide_code_blocks_run(page, tmp_path):
         [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# -- findings, not a log: README.md, paper/ and the user guide hold no lab-log wording ----
+
+#: Wording of a lab log: a dated entry, a machine's load told as narrative, a run or
+#: session referred to as "the previous one", a numbered work period, an issue's
+#: figures. A load *column* of a timing table is fine (table rows are not searched for
+#: loads); the history belongs in CHANGELOG.md.
+LAB_LOG = {
+    "a date": re.compile(r"\b20\d\d-[01]\d(?:-[0-3]\d)?\b"),
+    "a machine load": re.compile(r"\bload(?: average)?(?: of| was| at| around)?\s*[~≈]\s*\d"),
+    "a load in prose": re.compile(r"\(load\s*[~≈]?\s*\d"),
+    "an earlier run": re.compile(
+        r"\b(?:previous|earlier|last|former|prior)\s+(?:run|runs|session|sessions|measurement)\b",
+        re.IGNORECASE,
+    ),
+    "a session": re.compile(r"\bsessions?\b", re.IGNORECASE),
+    # (an upstream project's issue is cited as "#11")
+    "an issue's figures": re.compile(r"\bissue\s+\d+\b", re.IGNORECASE),
+    "a work period": re.compile(
+        r"\b(?:work|development)\s+(?:period|round|phase)\b"
+        r"|(?<![\w-])(?:period|round|phase)\s+\d+\b",
+        re.IGNORECASE,
+    ),
+    "a day": re.compile(r"\b(?:yesterday|today|tonight|this morning|this afternoon)\b", re.I),
+}
+LOG_FREE = sorted(
+    [ROOT / "README.md", *(ROOT / "paper").rglob("*.md"), *GUIDE, ROOT / "docs" / "index.rst"]
+)
+
+
+@pytest.mark.parametrize("path", LOG_FREE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_lab_log_wording(path):
+    found = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        in_table = line.lstrip().startswith("|")
+        for what, pattern in LAB_LOG.items():
+            if in_table and what == "a machine load":
+                continue
+            match = pattern.search(line)
+            if match:
+                found.append(f"line {number}: {what}: {match.group(0)!r}")
+    assert not found, "lab-log wording (history goes to CHANGELOG.md):\n" + "\n".join(found)
+
+
+def test_lab_log_patterns_catch_a_log():
+    """The patterns find the wording they are for (so the test above can fail)."""
+    log = (
+        "On 2026-11-02 (load ~3.1) the previous run was slower; in session 4, "
+        "issue 2 figures, work period 3, today."
+    )
+    caught = {what for what, pattern in LAB_LOG.items() if pattern.search(log)}
+    assert caught == set(LAB_LOG)
