@@ -28,6 +28,10 @@ EXAMPLES = [
     "audit_oracles.py --domain-size 3 --samples 2000",
     "convex_kkt.py --d 16 --n 5000",
     "empirical_bayes.py --d 64 --n 20000 --reps 1",
+    "first_estimate.py --d 64 --n 20000 --reps 5",
+    "heavy_hitters.py --d 64 --n 20000 --threshold 0.02 --reps 3",
+    "papers_figures.py --d 32 --n 5000 --epsilon 1 --reps 1 --queries 2",
+    "real_dataset.py --sample-fraction 0.001 --states 5",
 ]
 
 
