@@ -54,7 +54,8 @@ def first_estimate(data, oracle, items, rng):
     m = oracle.simulate(data.counts, rng)
     raw = bayesldp.postprocess(m, "base")
     est = bayesldp.postprocess(m, "norm-sub")
-    print(f"raw:      {np.sum(raw.frequencies < 0)} negative estimates, sum {raw.frequencies.sum():.3f}")
+    negative = np.sum(raw.frequencies < 0)
+    print(f"raw:      {negative} negative estimates, sum {raw.frequencies.sum():.3f}")
     print(f"norm-sub: min {est.frequencies.min():.1e}, sum {est.frequencies.sum():.3f}")
     print(f"full-domain MSE: base {metrics.mse(data.frequencies, raw):.2e}, "
           f"norm-sub {metrics.mse(data.frequencies, est):.2e}")  # fmt: skip

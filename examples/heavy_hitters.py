@@ -205,11 +205,11 @@ def parse_args(argv=None):
 # -------------
 # Thresholding the estimates finds most heavy items, but in a large share of the
 # collections it also declares items that are not heavy: the many items just below
-# :math:`t` cross it by noise. Holm's rule keeps the family-wise error rate near or below :math:`\alpha` and
-# pays in recall: an item is declared only when its estimate is clear of :math:`t` by
-# a margin that grows with the number of items tested. Which to publish depends on
-# what a false item costs; ``bayesldp experiment heavy_hitter_fwer`` runs the study
-# with more rules and datasets (``paper/intervals.md``).
+# :math:`t` cross it by noise. Holm's rule keeps the family-wise error rate near or
+# below :math:`\alpha` and pays in recall: an item is declared only when its estimate is
+# clear of :math:`t` by a margin that grows with the number of items tested. Which to
+# publish depends on what a false item costs; ``bayesldp experiment heavy_hitter_fwer``
+# runs the study with more rules and datasets (``paper/intervals.md``).
 
 if __name__ == "__main__":
     main(parse_args())

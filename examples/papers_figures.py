@@ -115,7 +115,7 @@ def plot(epsilons, full, sets):
             axes[1, col].plot(SET_SIZES, sets[name], label=name, **style)
         axes[0, col].set_xlabel("epsilon")
         axes[1, col].set_xlabel("set size rho (% of the domain)")
-        axes[0, col].set_title(("baselines" if col == 0 else "proposed and power-law methods"))
+        axes[0, col].set_title("baselines" if col == 0 else "proposed and power-law methods")
         axes[0, col].legend(fontsize=8, ncol=2)
     for row in axes:
         for ax in row:

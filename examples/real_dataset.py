@@ -70,7 +70,8 @@ def state_shares(data, estimates, states):
 # The figure
 # ----------
 # Left: the largest states by true share, the 90% interval of each state's share, each
-# method's estimate, the truth as a black bar. Right: the 15 largest cities, true against estimated frequency.
+# method's estimate, the truth as a black bar. Right: the 15 largest cities, true
+# against estimated frequency.
 
 
 def plot(data, estimates, states, truth, answers):
@@ -179,12 +180,12 @@ def parse_args(argv=None):
 # A large state's share is a sum over dozens of cities, so its raw noise adds up. Both
 # methods' natural interval is the same: the normal interval of the raw sum with its
 # exact variance, the honest width of what the reports say about that state. It is
-# centred on the unbiased raw sum, not on a method's answer, which can lie outside it. The two methods' point estimates differ most
-# for states made of many small cities, whose raw estimates the methods shrink
-# differently. The population of US cities follows a power law only roughly, which is
-# where ``power-ns``'s prior can be off; ``paper/reproduction.md`` compares every method
-# on this dataset over 30 repetitions, and ``bayesldp experiment fixed_set`` runs the
-# states, divisions and regions for every method.
+# centred on the unbiased raw sum, not on a method's answer, which can lie outside it.
+# The population of US cities
+# follows a power law only roughly, which is where ``power-ns``'s prior can be off;
+# ``paper/reproduction.md`` compares every method on this dataset over 30 repetitions,
+# and ``bayesldp experiment fixed_set`` runs the states, divisions and regions for every
+# method.
 
 if __name__ == "__main__":
     main(parse_args())

@@ -26,11 +26,10 @@ import subprocess
 import sys
 from typing import Any
 
+import apiref
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
-
-import apiref
 
 #: Width of the captured help texts (argparse reads ``COLUMNS``).
 HELP_COLUMNS = 88
@@ -157,6 +156,7 @@ class MethodsTable(_GeneratedDirective):
     """``.. bayesldp-methods::``: the method registry as a table."""
 
     def lines(self) -> list[str]:
+        """Return the table's reST lines."""
         rows = []
         for row in method_rows():
             notes = []
@@ -186,6 +186,7 @@ class ExperimentsTable(_GeneratedDirective):
     """``.. bayesldp-experiments::``: the experiments as a table."""
 
     def lines(self) -> list[str]:
+        """Return the table's reST lines."""
         rows = []
         for row in experiment_rows():
             options = "; ".join(
@@ -234,6 +235,7 @@ class CommandHelp(SphinxDirective):
     optional_arguments = 10
 
     def run(self) -> list[nodes.Node]:
+        """Return the help text as a literal block."""
         args = list(self.arguments)
         text = command_help(args).rstrip()
         block = nodes.literal_block(text, text)
