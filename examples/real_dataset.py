@@ -181,11 +181,10 @@ def parse_args(argv=None):
 # methods' natural interval is the same: the normal interval of the raw sum with its
 # exact variance, the honest width of what the reports say about that state. It is
 # centred on the unbiased raw sum, not on a method's answer, which can lie outside it.
-# The population of US cities
-# follows a power law only roughly, which is where ``power-ns``'s prior can be off;
-# ``paper/reproduction.md`` compares every method on this dataset over 30 repetitions,
-# and ``bayesldp experiment fixed_set`` runs the states, divisions and regions for every
-# method.
+# The population of US cities follows a power law only roughly, which is where
+# ``power-ns``'s prior can be off; ``paper/reproduction.md`` compares every method on
+# this dataset over 30 repetitions, and ``bayesldp experiment fixed_set`` runs the
+# states, divisions and regions for every method.
 
 if __name__ == "__main__":
     main(parse_args())
