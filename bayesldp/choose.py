@@ -68,7 +68,18 @@ from bayesldp.methods.registry import MethodSpec, get_method, method_names, post
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FITS", "MethodChoice", "Query", "choose_method", "default_methods", "parse_query"]
+__all__ = [
+    "FITS",
+    "MethodChoice",
+    "Query",
+    "choose_method",
+    "default_methods",
+    "parse_query",
+    "query_loss",
+    "rank_losses",
+    "set_loss",
+    "simulated_losses",
+]
 
 #: The methods whose estimates are the synthetic truths.
 FITS: tuple[str, ...] = ("norm-sub", "power-ns")
@@ -267,14 +278,42 @@ def set_loss(errors: np.ndarray, size: int) -> np.ndarray:
     return size / d * s2 + pairs * (s1**2 - s2)
 
 
-def _losses(
+def query_loss(
     q: Query,
     out: np.ndarray,
     truth: np.ndarray,
-    rule: str,
-    rng: np.random.Generator,
+    rule: str = "sum",
+    rng: Any = None,
 ) -> np.ndarray:
-    """Return the loss of each replicate ``out`` (shape ``(B, d)``) against ``truth``."""
+    """Return the query's loss of each row of ``out`` against ``truth`` (module docstring).
+
+    Parameters
+    ----------
+    q : Query
+        The query (:func:`parse_query`).
+    out : numpy.ndarray
+        Estimates, shape ``(B, d)`` (for ``post-pos`` its raw estimates).
+    truth : numpy.ndarray
+        The true frequencies, length ``d``.
+    rule : {"sum", "clip-sum"}, default "sum"
+        The method's query rule (:attr:`bayesldp.MethodSpec.query_rule`).
+    rng : numpy.random.Generator or int, optional
+        Draws the random sets of clipped set sums.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(B,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesldp.choose import parse_query, query_loss
+    >>> query_loss(parse_query(("top", 1), 2), np.array([[0.5, 0.5]]), np.array([0.7, 0.3]))
+    array([0.04])
+    """
+    out = np.atleast_2d(np.asarray(out, dtype=float))
+    truth = np.asarray(truth, dtype=float)
     d = truth.size
     if q.kind == "full":
         return np.mean((out - truth) ** 2, axis=1)
@@ -290,6 +329,7 @@ def _losses(
         if not clip:
             return set_loss(out - truth, size)
         masks = np.zeros((CLIPPED_SETS, d))
+        rng = check_rng(rng)
         for row in masks:
             row[rng.choice(d, size, replace=False)] = 1.0
         answers = np.maximum(out @ masks.T, 0.0)
@@ -368,43 +408,9 @@ def choose_method(
     check_measurement(m, "m")
     q = parse_query(query, m.domain_size)
     reps = check_int(reps, "reps", minimum=1)
-    generator = check_rng(rng)
     names = default_methods() if methods is None else _check_methods(methods)
-    specs = [get_method(name) for name in names]
-    fits = {fit: postprocess(m, fit) for fit in FITS}
-    errors: dict[str, np.ndarray] = {}
-    spreads: dict[str, np.ndarray] = {}
-    winners: dict[str, str] = {}
-    for fit, est in fits.items():
-        x = fitted_counts(est.frequencies, m.n)
-        truth = x / m.n
-        counts = np.stack([bootstrap_counts(m, x, generator) for _ in range(reps)])
-        set_rng = np.random.default_rng(generator.integers(2**63))
-        loss = np.empty((len(specs), reps))
-        for i, spec in enumerate(specs):
-            loss[i] = _losses(q, _rerun(spec, m, counts), truth, spec.query_rule, set_rng)
-        errors[fit] = loss.mean(axis=1)
-        spreads[fit] = (
-            loss.std(axis=1, ddof=1) / np.sqrt(reps) if reps > 1 else np.zeros(len(specs))
-        )
-        winners[fit] = names[int(np.argmin(errors[fit]))]
-        logger.debug("choose_method: fit %s, winner %s", fit, winners[fit])
-    ratios = []
-    for fit in fits:
-        tiny = 1e-12 * max(float(errors[fit].max()), 1e-300)
-        ratios.append((errors[fit] + tiny) / (float(errors[fit].min()) + tiny))
-    score = np.mean(ratios, axis=0)
-    table = pd.DataFrame(
-        {
-            "method": list(names),
-            "score": score,
-            "error": np.mean([errors[f] for f in fits], axis=0),
-            "spread": np.sqrt(np.mean([spreads[f] ** 2 for f in fits], axis=0) / len(fits)),
-            **{f"error[{f}]": errors[f] for f in fits},
-            **{f"spread[{f}]": spreads[f] for f in fits},
-        }
-    )
-    table = table.sort_values(["score", "error"], kind="stable").reset_index(drop=True)
+    losses, fits = simulated_losses(m, [q], names, reps=reps, rng=rng)
+    table, winners = rank_losses({fit: loss[0] for fit, loss in losses.items()}, names)
     chosen = str(table["method"].iloc[0])
     agree = len(set(winners.values())) == 1
     note = (
@@ -416,6 +422,124 @@ def choose_method(
     )
     estimate = fits[chosen] if chosen in fits else postprocess(m, chosen)
     return MethodChoice(chosen, estimate, table, q, winners, agree, note, reps)
+
+
+def simulated_losses(
+    m: Measurement,
+    queries: Sequence[Query],
+    methods: Sequence[str],
+    *,
+    reps: int = 50,
+    rng: Any = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Estimate]]:
+    """Every method's loss on every query, on ``reps`` collections simulated per fit.
+
+    The building block of :func:`choose_method`, for several queries on the same
+    simulated collections.
+
+    Parameters
+    ----------
+    m : Measurement
+        The raw oracle output the synthetic truths are fitted to.
+    queries : sequence of Query
+        Parsed queries (:func:`parse_query`).
+    methods : sequence of str
+        Registered method names.
+    reps : int, default 50
+        Simulated collections per synthetic truth.
+    rng : numpy.random.Generator or int, optional
+        Source of randomness.
+
+    Returns
+    -------
+    losses : dict
+        For each fit of :data:`FITS`, an array of shape ``(queries, methods, reps)``.
+    fits : dict
+        Each fit's estimate of ``m``.
+
+    Examples
+    --------
+    >>> import numpy as np, bayesldp
+    >>> from bayesldp.choose import parse_query, simulated_losses
+    >>> m = bayesldp.OUE(1.0, 16).simulate(np.full(16, 500), np.random.default_rng(0))
+    >>> losses, _ = simulated_losses(m, [parse_query("full", 16)], ["base"], reps=3, rng=0)
+    >>> losses["norm-sub"].shape
+    (1, 1, 3)
+    """
+    check_measurement(m, "m")
+    reps = check_int(reps, "reps", minimum=1)
+    generator = check_rng(rng)
+    specs = [get_method(name) for name in methods]
+    fits = {fit: postprocess(m, fit) for fit in FITS}
+    out: dict[str, np.ndarray] = {}
+    for fit, est in fits.items():
+        x = fitted_counts(est.frequencies, m.n)
+        truth = x / m.n
+        counts = np.stack([bootstrap_counts(m, x, generator) for _ in range(reps)])
+        set_rng = np.random.default_rng(generator.integers(2**63))
+        loss = np.empty((len(queries), len(specs), reps))
+        for i, spec in enumerate(specs):
+            outputs = _rerun(spec, m, counts)
+            for j, q in enumerate(queries):
+                loss[j, i] = query_loss(q, outputs, truth, spec.query_rule, set_rng)
+        out[fit] = loss
+    return out, fits
+
+
+def rank_losses(
+    losses: Mapping[str, np.ndarray], methods: Sequence[str]
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Rank methods by their mean loss ratio to the best method over the synthetic truths.
+
+    Parameters
+    ----------
+    losses : mapping
+        For each fit, the losses of shape ``(methods, reps)``.
+    methods : sequence of str
+        The methods' names, in the order of the rows of ``losses``.
+
+    Returns
+    -------
+    ranking : pandas.DataFrame
+        As :attr:`MethodChoice.ranking`, best first.
+    winners : dict
+        The method with the smallest loss under each fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesldp.choose import rank_losses
+    >>> table, winners = rank_losses({"a": np.array([[1.0], [2.0]])}, ["x", "y"])
+    >>> table["method"].tolist(), winners
+    (['x', 'y'], {'a': 'x'})
+    """
+    names = list(methods)
+    errors = {fit: np.asarray(v, dtype=float).mean(axis=1) for fit, v in losses.items()}
+    spreads = {
+        fit: (
+            np.asarray(v, dtype=float).std(axis=1, ddof=1) / np.sqrt(v.shape[1])
+            if v.shape[1] > 1
+            else np.zeros(len(names))
+        )
+        for fit, v in losses.items()
+    }
+    winners = {fit: names[int(np.argmin(e))] for fit, e in errors.items()}
+    ratios = []
+    for e in errors.values():
+        tiny = 1e-12 * max(float(e.max()), 1e-300)
+        ratios.append((e + tiny) / (float(e.min()) + tiny))
+    table = pd.DataFrame(
+        {
+            "method": names,
+            "score": np.mean(ratios, axis=0),
+            "error": np.mean(list(errors.values()), axis=0),
+            "spread": np.sqrt(np.mean([v**2 for v in spreads.values()], axis=0) / len(errors)),
+            **{f"error[{f}]": e for f, e in errors.items()},
+            **{f"spread[{f}]": v for f, v in spreads.items()},
+        }
+    )
+    table = table.sort_values(["score", "error"], kind="stable").reset_index(drop=True)
+    return table, winners
 
 
 def _check_methods(methods: Any) -> tuple[str, ...]:

@@ -1,10 +1,14 @@
-"""Choosing a method on a synthetic dataset fitted to the estimate (NDSS Fig. 9).
+"""Choosing a method for the query you will publish: :func:`bayesldp.choose_method`'s regret.
 
-The estimate is made consistent (Norm-Sub or PowerNS), a synthetic dataset with the
-same n and fixed sets is drawn from it, the collection is simulated on it
-``synthetic_reps`` times, and each method's error is measured against the synthetic
-truth; the method with the lowest synthetic error is compared with the best method on
-the true data. Run ``bayesldp experiment choose_method``.
+Each cell simulates one collection on the true data, measures every candidate's error
+on the true frequencies for each query (full domain, random 50% and 10% sets by their
+exact expected loss, the dataset's fixed groupings, the top 10), and runs the library's
+choice (:func:`bayesldp.choose.simulated_losses` and :func:`bayesldp.choose.rank_losses`,
+the two halves of :func:`bayesldp.choose_method`, so that the simulated collections are
+shared by the queries). The regret of a run is the chosen method's true error over the
+best candidate's true error; the same is reported for the papers' procedure with one
+synthetic truth (the winner under the norm-sub fit or under the power-ns fit alone) and
+for every fixed policy (always the same method). Run ``bayesldp experiment choose_method``.
 """
 
 from __future__ import annotations
@@ -14,123 +18,141 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayesldp import metrics
+from bayesldp.choose import (
+    FITS,
+    default_methods,
+    parse_query,
+    query_loss,
+    rank_losses,
+    simulated_losses,
+)
 from bayesldp.datasets import Dataset
-from bayesldp.experiments import SYNTHETIC
-from bayesldp.experiments.fixed_set import dataset_groups, main_grouping
-from bayesldp.methods.registry import postprocess
+from bayesldp.experiments.fixed_set import dataset_groups
+from bayesldp.methods.registry import get_method
 from bayesldp.plotting import new_figure, save_figure
 from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 
-#: Consistent methods whose estimate the synthetic dataset is drawn from (param codes).
-FITS = ((1.0, "norm-sub"), (2.0, "power-ns"))
+#: The candidates: the library's default set plus empirical Bayes (a strong fixed policy).
+METHODS: tuple[str, ...] = (*default_methods(), "eb-npmle")
+#: ``param`` codes of the rows: the true error, the library's choice, the single-fit
+#: choices (the papers' procedure on one synthetic truth).
+TRUE, CHOICE = 0.0, 1.0
+FIT_CODES = {fit: 2.0 + i for i, fit in enumerate(FITS)}
 
 
-def query_errors(dataset, est, rng_seed) -> dict[str, dict[str, float]]:
-    """Errors of each method on the query types used to choose a method."""
-    f = dataset.frequencies
-    out: dict[str, dict[str, float]] = {"full": {}, "set50": {}, "set5": {}, "top10": {}}
-    groups = dataset_groups(dataset)
-    sets = [np.asarray(i) for i in groups[main_grouping(groups)].values() if len(i)]
-    out["fixed"] = {}
-    for m, e in est.items():
-        out["full"][m] = metrics.mse(f, e)
-        out["set50"][m] = metrics.set_value_mse(f, e, 50, np.random.default_rng(rng_seed), 10)
-        out["set5"][m] = metrics.set_value_mse(f, e, 5, np.random.default_rng(rng_seed), 10)
-        out["top10"][m] = metrics.topk_mse(f, e, min(10, f.size))
-        out["fixed"][m] = float(np.mean([(e.subset(i) - f[i].sum()) ** 2 for i in sets]))
+def queries(dataset: Dataset) -> dict[str, object]:
+    """Return the study's queries by label: full, random sets, each fixed grouping, top 10."""
+    out: dict[str, object] = {"full": "full", "set0.5": ("set", 0.5), "set0.1": ("set", 0.1)}
+    for name, groups in sorted(dataset_groups(dataset).items()):
+        out[f"fixed:{name}"] = [np.asarray(g) for g in groups.values() if len(g)]
+    out["top10"] = ("top", min(10, dataset.d))
     return out
 
 
 def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]:
-    """Errors on the true data (param 0) and on each synthetic fit (param 1, 2)."""
-    seeds = seq.spawn(3 + 2 * task.params["synthetic_reps"])
-    rng = np.random.default_rng(seeds[0])
-    m = task.simulate(dataset, rng)
-    est, sec, notes = apply_methods(m, task.methods, seq, true_counts=dataset.counts)
+    """Measure true errors (param 0), the choice (param 1) and each single fit's choice (2, 3)."""
+    sim_seq, choose_seq = seq.spawn(2)
+    m = task.simulate(dataset, np.random.default_rng(sim_seq))
+    names = task.methods
+    est, sec, notes = apply_methods(m, names, seq, true_counts=dataset.counts)
+    labels = queries(dataset)
+    parsed = [parse_query(q, m.domain_size) for q in labels.values()]
     rows: list[Row] = []
-    for query, vals in query_errors(dataset, est, seeds[1]).items():
-        rows += [(k, f"{query}", 0.0, v, sec[k], notes[k]) for k, v in vals.items()]
-    fit_rng = np.random.default_rng(seeds[2])
-    for code, fit in FITS:
-        probs = np.clip(np.asarray(postprocess(m, fit).frequencies, dtype=float), 0, None)
-        probs = probs / probs.sum()
-        synth = Dataset(
-            f"synthetic-{fit}",
-            fit_rng.multinomial(dataset.n, probs),
-            f"fitted to {fit}",
-            groups=dataset_groups(dataset),
-        )
-        acc: dict[str, dict[str, float]] = {}
-        reps = task.params["synthetic_reps"]
-        start = 3 + (int(code) - 1) * reps
-        for child in seeds[start : start + reps]:
-            r = np.random.default_rng(child)
-            sm = task.simulate(synth, r)
-            sest, _, _ = apply_methods(sm, task.methods, child)
-            for query, vals in query_errors(synth, sest, child).items():
-                for k, v in vals.items():
-                    acc.setdefault(query, {}).setdefault(k, 0.0)
-                    acc[query][k] += v / reps
-        for query, vals in acc.items():
-            rows += [(k, query, code, v, np.nan, "") for k, v in vals.items()]
+    for label, q in zip(labels, parsed, strict=True):
+        for name in names:
+            e = est[name]
+            basis = e.query_basis if e.query_basis is not None else e.frequencies
+            rule = get_method(name).query_rule
+            loss = float(query_loss(q, basis, dataset.frequencies, rule, 0)[0])
+            rows.append((name, label, TRUE, loss, sec[name], notes[name]))
+    losses, _ = simulated_losses(
+        m, parsed, names, reps=task.params["synthetic_reps"], rng=np.random.default_rng(choose_seq)
+    )
+    for j, label in enumerate(labels):
+        table, winners = rank_losses({fit: v[j] for fit, v in losses.items()}, names)
+        rows.append((str(table["method"].iloc[0]), label, CHOICE, float(table["score"].iloc[0]),
+                     np.nan, ""))  # fmt: skip
+        for fit, winner in winners.items():
+            rows.append((winner, label, FIT_CODES[fit], np.nan, np.nan, ""))
     return rows
 
 
 def choice_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, eps, query, fit): the method chosen on synthetic data vs the best.
+    """Per run and query: the regret of the choice, of each single fit and of each method.
 
-    ``regret`` is the true error of the chosen method over the best method's true
-    error (1 when the choice is right), averaged over repetitions.
+    Columns ``regret`` (the library's choice), ``regret[FIT]`` (the papers' procedure on
+    that fit alone) and ``always[METHOD]`` (the fixed policy), each the true error of the
+    method picked over the best candidate's true error.
     """
     rows = []
     for (ds, eps, rep, query), g in results.groupby(["dataset", "epsilon", "rep", "metric"]):
-        true = g[g["param"] == 0].set_index("method")["value"]
-        best = true.idxmin()
-        for code, fit in FITS:
-            syn = g[g["param"] == code].set_index("method")["value"]
-            if syn.empty:
-                continue
-            chosen = syn.idxmin()
-            rows.append(
-                {
-                    "dataset": ds,
-                    "epsilon": eps,
-                    "rep": rep,
-                    "query": query,
-                    "fit": fit,
-                    "best": best,
-                    "chosen": chosen,
-                    "match": chosen == best,
-                    "regret": true[chosen] / true[best],
-                    "regret_power_ns": true.get("power-ns", np.nan) / true[best],
-                }
-            )
+        true = g[g["param"] == TRUE].set_index("method")["value"]
+        best = float(true.min())
+        chosen = g.loc[g["param"] == CHOICE, "method"]
+        if chosen.empty or not best > 0:
+            continue
+        row = {"dataset": ds, "epsilon": eps, "rep": rep, "query": query,
+               "best": true.idxmin(), "chosen": chosen.iloc[0],
+               "regret": true[chosen.iloc[0]] / best}  # fmt: skip
+        for fit, code in FIT_CODES.items():
+            row[f"regret[{fit}]"] = true[g.loc[g["param"] == code, "method"].iloc[0]] / best
+        for method, value in true.items():
+            row[f"always[{method}]"] = value / best
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _markdown(frame: pd.DataFrame) -> str:
+    """Return a Markdown table of ``frame`` (numbers to 3 decimals)."""
+    cells = frame.map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.shape[1]]
+    lines += ["| " + " | ".join(r) + " |" for r in cells.astype(str).values.tolist()]
+    return "\n".join(lines) + "\n"
+
+
 def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
-    """Regret of the choice made on each fit (bars) and of always using PowerNS (dots)."""
+    """Mean regret per cell (bars: the choice; dots: the best fixed policy of that cell).
+
+    Also writes ``overall.csv`` (the mean over all cells of the choice, each single fit
+    and each fixed policy) and ``report.md`` (both tables in Markdown).
+    """
     table = choice_table(results)
-    summary = table.groupby(["dataset", "query", "fit", "epsilon"], as_index=False).agg(
-        match=("match", "mean"),
-        regret=("regret", "mean"),
-        regret_power_ns=("regret_power_ns", "mean"),
-        chosen=("chosen", lambda s: s.value_counts().index[0]),
-        best=("best", lambda s: s.value_counts().index[0]),
+    cols = [c for c in table.columns if c.startswith(("regret", "always["))]
+    summary = table.groupby(["dataset", "query", "epsilon"], as_index=False).agg(
+        runs=("rep", "size"), **{c: (c, "mean") for c in cols}
+    )
+    overall = summary[cols].mean().rename("mean regret over cells").to_frame()
+    overall.index.name = "policy"
+    overall = overall.sort_values("mean regret over cells").reset_index()
+    overall.to_csv(folder / "overall.csv", index=False)
+    cell_cols = ["dataset", "query", "epsilon", "runs", "regret", *[f"regret[{f}]" for f in FITS]]
+    always = [c for c in cols if c.startswith("always[")]
+    best_fixed = summary[always].min(axis=1)
+    cells = summary[cell_cols].assign(
+        best_fixed=best_fixed, best_fixed_policy=summary[always].idxmin(axis=1)
+    )
+    (folder / "report.md").write_text(
+        "## Overall (mean over cells)\n\n"
+        + _markdown(overall)
+        + "\n## Every cell\n\n"
+        + _markdown(cells)
     )
     fig, axes = new_figure(1)
-    for j, (_, fit) in enumerate(FITS):
-        ax = axes[0, j]
-        sub = summary[summary["fit"] == fit]
-        labels = sub["dataset"] + "/" + sub["query"] + "/" + sub["epsilon"].map("{:g}".format)
-        ax.barh(labels, sub["regret"], label="chosen on synthetic")
-        ax.scatter(sub["regret_power_ns"], labels, color="k", s=8, zorder=3, label="power-ns")
-        ax.set_xlim(left=1.0)
-        ax.set_xlabel("true error / best method's true error")
-        ax.set_title(f"synthetic data fitted with {fit}", fontsize=9)
-        ax.tick_params(axis="y", labelsize=6)
-        ax.legend(fontsize=7)
+    ax = axes[0, 0]
+    labels = (
+        summary["dataset"] + "/" + summary["query"] + "/" + summary["epsilon"].map("{:g}".format)
+    )
+    ax.barh(labels, summary["regret"], label="choose_method")
+    ax.scatter(best_fixed, labels, color="k", s=8, zorder=3, label="best fixed policy")
+    ax.set_xlim(left=1.0)
+    ax.set_xlabel("true error / best method's true error (mean over runs)")
+    ax.tick_params(axis="y", labelsize=5)
+    ax.legend(fontsize=7)
+    ax2 = axes[0, 1]
+    ax2.barh(overall["policy"], overall["mean regret over cells"])
+    ax2.set_xlim(left=1.0)
+    ax2.set_xlabel("mean regret over all cells")
+    ax2.tick_params(axis="y", labelsize=6)
     fig.tight_layout()
     save_figure(fig, folder / "figure.png")
     return summary
@@ -138,17 +160,17 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
 
 EXPERIMENT = Experiment(
     name="choose_method",
-    description="choosing a method with a synthetic dataset fitted to the estimate",
+    description="regret of bayesldp.choose_method against every fixed method",
     figure="NDSS Fig. 9",
     task=task,
-    # each task fits and simulates 2 x synthetic_reps synthetic datasets
     grid=Grid(
-        (*SYNTHETIC, "us_cities"),
+        ("zipf", "us_cities", "wordfreq"),
         (0.5, 1.0, 2.0),
-        reps=10,
-        real_reps=10,
-        params={"synthetic_reps": 3},
+        reps=30,
+        methods=METHODS,
+        params={"synthetic_reps": 50},
     ),
-    quick=Grid(("zipf",), (1.0,), reps=1, real_reps=10, params={"synthetic_reps": 1}),
+    quick=Grid(("zipf",), (1.0,), reps=1, methods=METHODS, params={"synthetic_reps": 2}),
     plot=plot,
+    options={"synthetic_reps": "simulated collections per synthetic truth"},
 )
