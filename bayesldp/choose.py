@@ -47,10 +47,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from bayesldp._validation import (
     check_float,
@@ -61,10 +60,12 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.estimate import Estimate
-from bayesldp.intervals._bootstrap import bootstrap_counts, fitted_counts, rerun_rows
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.methods._calibrate import fit_exponent_mean
 from bayesldp.methods.registry import MethodSpec, get_method, method_names, postprocess
+
+if TYPE_CHECKING:  # pandas and the bootstrap load on the first call (a light import)
+    import pandas as pd
 
 logger = logging.getLogger(__name__)
 
@@ -343,6 +344,8 @@ def query_loss(
 
 def _rerun(spec: MethodSpec, m: Measurement, counts: np.ndarray) -> np.ndarray:
     """Re-run a method on every replicate (power's exponent shared, see the module)."""
+    from bayesldp.intervals._bootstrap import rerun_rows
+
     options: dict[str, Any] = {}
     if spec.name in _SHARED_EXPONENT:
         means = (counts / m.n - m.q) / (m.p - m.q) * m.n
@@ -466,6 +469,8 @@ def simulated_losses(
     >>> losses["norm-sub"].shape
     (1, 1, 3)
     """
+    from bayesldp.intervals._bootstrap import bootstrap_counts, fitted_counts
+
     check_measurement(m, "m")
     reps = check_int(reps, "reps", minimum=1)
     generator = check_rng(rng)
@@ -513,6 +518,8 @@ def rank_losses(
     >>> table["method"].tolist(), winners
     (['x', 'y'], {'a': 'x'})
     """
+    import pandas as pd
+
     names = list(methods)
     errors = {fit: np.asarray(v, dtype=float).mean(axis=1) for fit, v in losses.items()}
     spreads = {

@@ -1,21 +1,34 @@
-"""Choosing a method with a synthetic dataset fitted to the estimate."""
+"""The choose_method study: regrets of the choice, of each single fit and of fixed policies."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from bayesldp.experiments.choose_method import choice_table
+from bayesldp.choose import FITS
+from bayesldp.experiments.choose_method import CHOICE, FIT_CODES, METHODS, TRUE, choice_table
 
 
-def test_choice_table_picks_the_argmin():
-    rows = []
-    for param, errs in ((0.0, (3.0, 1.0)), (1.0, (0.5, 2.0)), (2.0, (2.0, 0.1))):
-        for m, v in zip(("a", "power-ns"), errs, strict=True):
-            rows.append(
-                dict(dataset="x", epsilon=1.0, rep=0, metric="full", method=m, param=param, value=v)
-            )
-    table = choice_table(pd.DataFrame(rows)).set_index("fit")
-    assert table.loc["norm-sub", "chosen"] == "a" and not table.loc["norm-sub", "match"]
-    assert table.loc["norm-sub", "regret"] == pytest.approx(3.0)
-    assert table.loc["power-ns", "match"] and table.loc["power-ns", "regret"] == 1.0
+def test_choice_table_measures_regret_on_the_true_errors():
+    rows = [
+        dict(dataset="x", epsilon=1.0, rep=0, metric="full", method=m, param=TRUE, value=v)
+        for m, v in (("a", 3.0), ("power-ns", 1.5), ("b", 1.0))
+    ]
+    rows.append(dict(dataset="x", epsilon=1.0, rep=0, metric="full", method="power-ns",
+                     param=CHOICE, value=1.0))  # fmt: skip
+    for fit, winner in zip(FITS, ("a", "b"), strict=True):
+        rows.append(dict(dataset="x", epsilon=1.0, rep=0, metric="full", method=winner,
+                         param=FIT_CODES[fit], value=np.nan))  # fmt: skip
+    table = choice_table(pd.DataFrame(rows)).iloc[0]
+    assert table["best"] == "b" and table["chosen"] == "power-ns"
+    assert table["regret"] == pytest.approx(1.5)
+    assert table[f"regret[{FITS[0]}]"] == pytest.approx(3.0)
+    assert table[f"regret[{FITS[1]}]"] == pytest.approx(1.0)
+    assert table["always[a]"] == pytest.approx(3.0) and table["always[b]"] == 1.0
+
+
+def test_the_candidates_include_the_library_defaults_and_empirical_bayes():
+    from bayesldp.choose import default_methods
+
+    assert set(default_methods()) < set(METHODS) and "eb-npmle" in METHODS
