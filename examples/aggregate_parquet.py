@@ -38,36 +38,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import bayesldp
+from bayesldp import datasets, metrics
 from bayesldp.aggregate import (
     aggregate_parquet,
     oracle_from_files,
     read_reports,
     write_reports_parquet,
 )
-
-
-def zipf_values(d, n, s, rng):
-    """Return ``n`` users' values drawn from the Zipf law ``f_v ~ (v + 1)^-s``.
-
-    Parameters
-    ----------
-    d : int
-        Number of items.
-    n : int
-        Number of users.
-    s : float
-        Exponent.
-    rng : numpy.random.Generator
-        Randomness.
-
-    Returns
-    -------
-    numpy.ndarray
-        One value in ``0 .. d-1`` per user.
-    """
-    weights = np.arange(1, d + 1, dtype=float) ** -s
-    return rng.choice(d, size=n, p=weights / weights.sum())
-
 
 # %%
 # The server's side: aggregate with Dask
@@ -156,7 +133,8 @@ def main(args):
         What :func:`parse_args` returns.
     """
     rng = np.random.default_rng(args.seed)
-    values = zipf_values(args.d, args.n, args.s, rng)
+    counts = datasets.zipf(s=args.s, d=args.d, n=args.n, rng=rng).counts
+    values = rng.permutation(np.repeat(np.arange(args.d), counts))  # one value per user
     oracle = bayesldp.make_oracle(args.oracle, args.epsilon, args.d)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "reports"
@@ -172,7 +150,7 @@ def main(args):
     raw = bayesldp.postprocess(m, "base")
     consistent = bayesldp.postprocess(m, "norm-sub")
     for est in (raw, consistent):
-        mse = np.mean((est.frequencies - true_freq) ** 2)
+        mse = metrics.mse(true_freq, est)
         print(f"{est.method:>9}: full-domain MSE {mse:.3g}, sum {est.frequencies.sum():.4f}")
     plot(true_freq, raw, consistent)
     plt.show()

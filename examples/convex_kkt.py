@@ -43,33 +43,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import bayesldp
+from bayesldp import datasets
 from bayesldp.convex import kkt_residuals, objective
 
 #: closed-form method -> the cvxpy problem with the same minimiser
 PAIRS = {"norm-sub": "cls", "mle-apx": "mle-apx", "mle": "mle"}
-
-
-def zipf_counts(d, n, s, rng):
-    """Return true counts of ``n`` users drawn from the Zipf law ``f_v ~ (v + 1)^-s``.
-
-    Parameters
-    ----------
-    d : int
-        Number of items.
-    n : int
-        Number of users.
-    s : float
-        Exponent.
-    rng : numpy.random.Generator
-        Randomness.
-
-    Returns
-    -------
-    numpy.ndarray
-        The count of each item.
-    """
-    weights = np.arange(1, d + 1, dtype=float) ** -s
-    return rng.multinomial(n, weights / weights.sum())
 
 
 def check(m, closed_name):
@@ -168,7 +146,7 @@ def main(args):
         What :func:`parse_args` returns.
     """
     rng = np.random.default_rng(args.seed)
-    counts = zipf_counts(args.d, args.n, args.s, rng)
+    counts = datasets.zipf(s=args.s, d=args.d, n=args.n, rng=rng).counts
     results = {}
     print("oracle method     max|closed - cvxpy|  KKT (closed)  solver's own: max|df|  KKT")
     for name in args.oracles:

@@ -37,31 +37,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import bayesldp
+from bayesldp import datasets, metrics
 
 METHODS = ("norm-sub", "power-ns", "eb-npmle", "oracle-bayes")
-
-
-def zipf_counts(d, n, s, rng):
-    """Return true counts of ``n`` users drawn from the Zipf law ``f_v ~ (v + 1)^-s``.
-
-    Parameters
-    ----------
-    d : int
-        Number of items.
-    n : int
-        Number of users.
-    s : float
-        Exponent.
-    rng : numpy.random.Generator
-        Randomness.
-
-    Returns
-    -------
-    numpy.ndarray
-        The count of each item.
-    """
-    weights = np.arange(1, d + 1, dtype=float) ** -s
-    return rng.multinomial(n, weights / weights.sum())
 
 
 def run(counts, oracle, reps, rng):
@@ -92,7 +70,7 @@ def run(counts, oracle, reps, rng):
         for name in METHODS:
             options = {"true_counts": counts} if name == "oracle-bayes" else {}
             est = bayesldp.postprocess(m, name, **options)
-            mse[name].append(float(np.mean((est.frequencies - truth) ** 2)))
+            mse[name].append(metrics.mse(truth, est))
             if name == "eb-npmle" and first is None:
                 first = est
     return mse, first
@@ -159,7 +137,7 @@ def main(args):
         What :func:`parse_args` returns.
     """
     rng = np.random.default_rng(args.seed)
-    counts = zipf_counts(args.d, args.n, args.s, rng)
+    counts = datasets.zipf(s=args.s, d=args.d, n=args.n, rng=rng).counts
     oracle = bayesldp.make_oracle(args.oracle, args.epsilon, args.d)
     mse, eb = run(counts, oracle, args.reps, rng)
     base = np.mean(mse["eb-npmle"])
