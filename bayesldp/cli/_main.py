@@ -10,6 +10,8 @@ from bayesldp.cli._aggregate import add_parser as add_aggregate
 from bayesldp.cli._aggregate import run as run_aggregate
 from bayesldp.cli._audit import add_parser as add_audit
 from bayesldp.cli._audit import run as run_audit
+from bayesldp.cli._choose import add_parser as add_choose
+from bayesldp.cli._choose import run as run_choose
 from bayesldp.cli._common import ArgumentParser, closed_stdout_quiet, guarded, setup_logging
 from bayesldp.cli._demo import add_parser as add_demo
 from bayesldp.cli._demo import run as run_demo
@@ -23,6 +25,7 @@ COMMANDS: dict[str, tuple[Callable[[Any], ArgumentParser], Callable[[Any], int]]
     "experiment": (add_experiment, run_experiment),
     "aggregate": (add_aggregate, run_aggregate),
     "audit": (add_audit, run_audit),
+    "choose": (add_choose, run_choose),
 }
 DESCRIPTION = (
     "Post-processing of local differential privacy frequency estimates: run the demo, "
