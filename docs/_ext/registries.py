@@ -63,7 +63,7 @@ def _function_role(function: Any, fixed: dict[str, Any], by_id: dict, by_name: d
     short = target.rsplit(".", 1)[-1]
     if options:
         return f":py:func:`{short} <{target}>` (``{options}``)"
-    return f":py:func:`{short}() <{target}>`"
+    return f":py:func:`{short} <{target}>`"
 
 
 def method_rows() -> list[dict[str, Any]]:
