@@ -179,3 +179,20 @@ def test_lab_log_patterns_catch_a_log():
     )
     caught = {what for what, pattern in LAB_LOG.items() if pattern.search(log)}
     assert caught == set(LAB_LOG)
+
+
+def test_every_command_has_a_section_on_the_cli_page():
+    """The command line page has a section, with its help, for each command of --help."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bayesldp.cli", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    block = proc.stdout.split("positional arguments:")[1].split("options:")[0]
+    commands = re.findall(r"^    (\w+) ", block, re.MULTILINE)
+    assert commands, "no command found in bayesldp --help"
+    page = (ROOT / "docs" / "user_guide" / "cli.rst").read_text()
+    missing = [c for c in commands if f".. bayesldp-help:: {c}\n" not in page]
+    assert not missing, f"commands without a section on cli.rst: {missing}"
