@@ -242,6 +242,37 @@ class FrequencyOracle(ArrowCodec):
         return support_count_variance(m.n, m.p, m.q, x_set, items=a)
 
     @classmethod
+    def random_set_count_variance(
+        cls, m: Measurement, size: int, frequencies: np.ndarray
+    ) -> float:
+        r"""Expected variance of a uniformly random ``size``-item set's summed support counts.
+
+        The average of :meth:`count_sum_variances` over all sets of ``size`` items,
+        exactly. The default holds for every formula that depends on the set only
+        through its size ``a`` and linearly on the users it holds, :math:`x_S`, whose
+        average is :math:`n a / d` (independent supports, GRR, SS); an oracle whose
+        formula depends on which items are in the set (HR) overrides it.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p``, ``q`` and ``d``.
+        size : int
+            Items in the set, in ``[1, d]`` (not checked).
+        frequencies : numpy.ndarray
+            Frequency of each item, summing to 1.
+
+        Returns
+        -------
+        float
+            The expected variance of :math:`C_S`.
+        """
+        a = np.array([float(size)])
+        x_set = np.array([m.n * size / m.domain_size])
+        masks = np.ones((1, m.domain_size), dtype=bool)  # not read by the default formulas
+        return float(cls._count_sum_variances(m, a, masks, frequencies, x_set)[0])
+
+    @classmethod
     def bootstrap_counts(cls, m: Measurement, x: np.ndarray, rng: Any) -> np.ndarray:
         r"""One parametric-bootstrap replicate of support counts for user counts ``x``.
 
@@ -281,6 +312,23 @@ class FrequencyOracle(ArrowCodec):
     def report_nbytes(self) -> int:
         """Bytes of one user's report on the wire."""
         return int(self.report_dtype.itemsize * math.prod(self.report_shape))
+
+    @property
+    def report_bits(self) -> int:
+        """Bits one user sends, as the papers count communication cost.
+
+        The information in a report at its natural encoding (e.g. ``ceil(log2 d)`` for
+        one item of ``d``, one bit per item for a bit vector), not the padded bytes of
+        the wire format (:attr:`report_nbytes`). Each oracle family declares its own;
+        the default is the wire format's bits.
+
+        Examples
+        --------
+        >>> from bayesldp import GRR
+        >>> GRR(1.0, 1024).report_bits
+        10
+        """
+        return 8 * self.report_nbytes
 
     @property
     def block_rows(self) -> int:

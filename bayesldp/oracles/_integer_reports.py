@@ -37,6 +37,11 @@ class OneIntegerReports(FrequencyOracle):
         return self.domain_size
 
     @property
+    def report_bits(self) -> int:
+        """Bits of one report: ``ceil(log2 B)`` for one integer below the bound ``B``."""
+        return (self._report_bound - 1).bit_length()
+
+    @property
     def report_dtype(self) -> np.dtype:
         """The dtype of the reports, the smallest unsigned one holding the largest report."""
         return unsigned_dtype(self._report_bound - 1)

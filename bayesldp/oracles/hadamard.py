@@ -115,6 +115,43 @@ class HR(OneIntegerReports):
             out[i] = 0.25 * (n * a[i] + beta * cross - beta * beta * x_set[i])
         return out
 
+    @classmethod
+    def random_set_count_variance(
+        cls, m: Measurement, size: int, frequencies: np.ndarray
+    ) -> float:
+        r"""Expected variance of a uniformly random ``size``-item set's summed counts, exactly.
+
+        The formula of :meth:`count_sum_variances` is linear in the set's indicator
+        (through :math:`x_S`) and in its pairs (through :math:`M_u`): a random set of
+        ``a`` of the ``d`` items holds each item with probability :math:`a/d` and each
+        ordered pair of distinct items with probability :math:`a(a-1)/(d(d-1))`, so
+        :math:`M_u` averages to that times :math:`P_u`, the ordered pairs of rows in
+        ``1..d`` whose XOR is ``u + 1``.
+
+        Parameters
+        ----------
+        m : Measurement
+            Gives ``n``, ``p`` and ``d``.
+        size : int
+            Items in the set, in ``[1, d]`` (not checked).
+        frequencies : numpy.ndarray
+            Frequency of each item, summing to 1.
+
+        Returns
+        -------
+        float
+            The expected variance of :math:`C_S`.
+        """
+        d, n, p = m.domain_size, m.n, m.p
+        order = 1 << d.bit_length()
+        beta = 2 * p - 1
+        rows = np.zeros(order)
+        rows[1 : d + 1] = 1.0
+        pairs = np.rint(fwht(fwht(rows) ** 2) / order)[1 : d + 1]
+        share = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
+        cross = float(np.sum(n * np.asarray(frequencies) * pairs)) * share
+        return 0.25 * (n * size + beta * cross - beta * beta * n * size / d)
+
     def _privatize_block(self, v: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
         row = v + 1
         j = rng.integers(0, self.K, size=v.size, dtype=np.int64)

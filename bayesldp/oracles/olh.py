@@ -112,6 +112,14 @@ class OLH(FrequencyOracle):
         return np.dtype(np.uint32)
 
     @property
+    def report_bits(self) -> int:
+        r"""Bits of one report: the bucket, ``ceil(log2 g)``, and the hash seed ``(a, b)``.
+
+        The seed is two residues modulo :math:`P = 2^{31} - 1`, 31 bits each.
+        """
+        return (self.g - 1).bit_length() + 2 * (self.prime - 1).bit_length()
+
+    @property
     def report_shape(self) -> tuple[int, ...]:
         """The shape of one report, ``(3,)``: the columns ``a``, ``b`` and ``y``."""
         return (3,)

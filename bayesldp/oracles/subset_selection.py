@@ -171,6 +171,11 @@ class SS(FrequencyOracle):
         return unsigned_dtype(self.domain_size - 1)
 
     @property
+    def report_bits(self) -> int:
+        """Bits of one report: ``k`` items of ``ceil(log2 d)`` bits each."""
+        return self.k * (self.domain_size - 1).bit_length()
+
+    @property
     def report_shape(self) -> tuple[int, ...]:
         """The shape of one report, ``(k,)``."""
         return (self.k,)

@@ -39,6 +39,11 @@ class _UnaryEncoding(FrequencyOracle):
         return np.dtype(np.uint8)
 
     @property
+    def report_bits(self) -> int:
+        """Bits of one report: ``d``, one per item."""
+        return self.domain_size
+
+    @property
     def report_shape(self) -> tuple[int, ...]:
         """The shape of one report, ``(ceil(d/8),)`` bytes."""
         return (-(-self.domain_size // 8),)
