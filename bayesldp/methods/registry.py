@@ -133,6 +133,9 @@ class MethodSpec:
     minutes : bool
         Minutes per call at the papers' setting (d = 1024; implies ``slow``): ``--bayes``
         of the demo and the experiments leaves it out; name it to run it.
+    grows_with_n : bool
+        Its time grows with the number of users (a grid of counts as wide as the noise
+        in counts): :func:`~bayesldp.plan` leaves it out of its default candidates.
     query_rule : {"sum", "clip-sum"}
         How a subset query is answered: the sum of the frequencies, or (``post-pos``)
         the raw sum clipped at 0.
@@ -169,6 +172,7 @@ class MethodSpec:
     default: bool = True
     slow: bool = False
     minutes: bool = False
+    grows_with_n: bool = False
     query_rule: str = "sum"
     panel: str = "right"
     needs_truth: bool = False
@@ -516,9 +520,9 @@ for _spec in (
     MethodSpec("norm-hyb", norm_hyb, "keep above T, norm-sub the rest", nonnegative=True,
                sums_to_one=True, rows=norm_hyb_rows),
     MethodSpec("power", power, "Calibrate: power-law posterior mean", nonnegative=True,
-               rows=power_rows),
+               grows_with_n=True, rows=power_rows),
     MethodSpec("power-ns", power_ns, "norm-sub after power (PowerNS)", nonnegative=True,
-               sums_to_one=True, rows=power_ns_rows),
+               sums_to_one=True, grows_with_n=True, rows=power_ns_rows),
     MethodSpec("cls", cls, "Euclidean projection onto the simplex", nonnegative=True,
                sums_to_one=True, backends={"cvxpy": _CONVEX_CLS}, rows=simplex_rows),
     MethodSpec("mle", mle, "exact MLE of the support counts", nonnegative=True,

@@ -1,0 +1,587 @@
+r"""Planning a collection: which oracle, and how many users, for the error a query accepts.
+
+:func:`plan` answers, before anything is collected, for each registered oracle: the
+expected error of the raw estimates (exact, from the oracle's variance formulas), the
+bits each user sends, the expected error after the recommended post-processing
+(simulated on a prior), and, given a target error, the users each needs.
+
+Queries
+-------
+The error of a query is the mean squared error of its answer, averaged as the
+project's metrics average it (:mod:`bayesldp.metrics`):
+
+``"full"``
+    :math:`\frac1d \sum_v (\hat f_v - f_v)^2`, every item's frequency.
+``("set", r)`` or ``"set:r"``
+    :math:`(\hat f(S) - f(S))^2` for a set :math:`S` of ``max(1, round(r d))`` items
+    drawn uniformly at random, averaged over sets; ``r`` in (0, 1].
+``("top", k)`` or ``"top:k"``
+    :math:`\frac1k \sum_{v \in T} (\hat f_v - f_v)^2` over the ``k`` items :math:`T`
+    with the largest true frequencies (ties by index).
+
+Priors
+------
+The data are ``n`` users drawn independently from a distribution over the items:
+uniform (``None`` or ``"uniform"``), Zipf with a given exponent (a float ``s``:
+:math:`f_v \propto (v+1)^{-s}`), or a pilot histogram (counts or frequencies, one per
+item). The raw estimates are unbiased, so their error depends on the prior only
+through the item variances and is computed exactly; the post-processed error is
+simulated.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from bayesldp._validation import (
+    as_array,
+    check_choice,
+    check_domain_size,
+    check_epsilon,
+    check_float,
+    check_int,
+    check_k,
+    check_rng,
+)
+from bayesldp.measurement import Measurement
+from bayesldp.methods.registry import MeasurementRows, get_method, method_names, postprocess
+from bayesldp.oracles import ORACLES, FrequencyOracle, make_oracle, oracle_class
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["plan"]
+
+#: The query kinds :func:`plan` accepts.
+QUERY_KINDS = ("full", "set", "top")
+#: Random sets averaged over per simulated collection, for set queries.
+SETS_PER_RUN = 10
+#: Factor between the user counts tried when searching for the users a target needs.
+SEARCH_STEP = 4.0
+#: Most user counts tried per oracle in that search.
+SEARCH_LIMIT = 8
+
+
+def parse_query(query: Any, domain_size: int) -> tuple[str, float]:
+    """Return ``(kind, parameter)`` of a query: ``("full", 0)``, ``("set", r)``, ``("top", k)``.
+
+    Parameters
+    ----------
+    query : str or tuple
+        ``"full"``; ``("set", r)`` or ``"set:r"`` with ``r`` in (0, 1]; ``("top", k)`` or
+        ``"top:k"`` with ``k`` in ``[1, d]``.
+    domain_size : int
+        The number of items ``d``.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, or a parameter out of range (naming ``query``).
+    """
+    if isinstance(query, str):
+        kind, _, text = query.partition(":")
+        value: Any = None
+        if text:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ValueError(f"query parameter must be a number, got {query!r}") from None
+    elif isinstance(query, tuple) and len(query) == 2 and isinstance(query[0], str):
+        kind, value = query
+    else:
+        raise ValueError(f"query must be 'full', ('set', r) or ('top', k), got {query!r}")
+    kind = check_choice(kind, QUERY_KINDS, "query")
+    if kind == "full":
+        if value is not None:
+            raise ValueError(f"query 'full' takes no parameter, got {query!r}")
+        return "full", 0.0
+    if value is None:
+        raise ValueError(f"query {kind!r} needs a parameter, e.g. '{kind}:{0.5 if kind == 'set' else 10}'")
+    if kind == "set":
+        r = check_float(value, "query (set fraction)", minimum=0.0, maximum=1.0, strict_minimum=True)
+        return "set", r
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return "top", float(check_k(value, domain_size, "query (top k)"))
+
+
+def query_label(kind: str, value: float) -> str:
+    """Return the query as ``full``, ``set:r`` or ``top:k``."""
+    if kind == "full":
+        return "full"
+    return f"{kind}:{value:g}"
+
+
+def set_size(domain_size: int, fraction: float) -> int:
+    """Items in a set query covering ``fraction`` of the domain (as :mod:`bayesldp.metrics`)."""
+    return max(1, round(domain_size * (fraction * 100) / 100))
+
+
+def prior_frequencies(prior: Any, domain_size: int) -> np.ndarray:
+    """Return the frequencies a prior names (length ``d``, summing to 1).
+
+    Parameters
+    ----------
+    prior : None, "uniform", float or array_like
+        Uniform; a Zipf exponent ``s >= 0`` (:math:`f_v \\propto (v+1)^{-s}`); or a
+        pilot histogram of ``d`` non-negative counts or frequencies, not all zero.
+    domain_size : int
+        The number of items ``d``.
+
+    Raises
+    ------
+    ValueError
+        Anything else (naming ``prior``).
+    """
+    d = domain_size
+    if prior is None or (isinstance(prior, str) and prior == "uniform"):
+        return np.full(d, 1.0 / d)
+    if isinstance(prior, str):
+        raise ValueError(f"prior must be None, 'uniform', a Zipf exponent or counts, got {prior!r}")
+    if np.ndim(prior) == 0:
+        s = check_float(prior, "prior (Zipf exponent)", minimum=0.0)
+        w = np.arange(1, d + 1, dtype=np.float64) ** (-s)
+        return w / w.sum()
+    arr = as_array(prior, "prior")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"prior must hold numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.shape != (d,):
+        raise ValueError(f"prior as a pilot histogram must have shape ({d},), got {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise ValueError("prior must hold finite non-negative counts or frequencies")
+    total = float(arr.sum())
+    if not total > 0:
+        raise ValueError("prior must not be all zero")
+    return arr / total
+
+
+def _oracles(oracles: Any, epsilon: float, domain_size: int) -> list[FrequencyOracle]:
+    """The oracles to plan for, with their default parameters: all registered, or those named."""
+    if oracles is None:
+        names = list(ORACLES)
+    elif isinstance(oracles, str):
+        names = [oracles]
+    else:
+        names = list(oracles)
+        if not names:
+            raise ValueError("oracles must name at least one oracle")
+    out = []
+    for name in names:
+        try:
+            out.append(make_oracle(oracle_class(str(name)).name, epsilon, domain_size))
+        except ValueError as err:
+            raise ValueError(f"oracles: {err}") from None
+    return out
+
+
+def _methods(methods: Any) -> tuple[str, ...]:
+    """Candidate methods: those named, or the registry's fast default non-Bayesian ones.
+
+    The default leaves out methods whose time grows with the number of users
+    (``grows_with_n``: power, power-ns), which a plan for 10^8 users would wait minutes for.
+    """
+    if methods is None:
+        return method_names(
+            default=True, slow=False, bayesian=False, needs_truth=False, grows_with_n=False
+        )
+    names = (methods,) if isinstance(methods, str) else tuple(methods)
+    if not names:
+        raise ValueError("methods must name at least one method")
+    for name in names:
+        try:
+            spec = get_method(name)
+        except ValueError as err:
+            raise ValueError(f"methods: {err}") from None
+        if spec.needs_truth:
+            raise ValueError(f"methods: {name!r} needs the true counts, which a plan has not")
+    return names
+
+
+def _unit_measurement(oracle: FrequencyOracle, n: int) -> Measurement:
+    """A Measurement of ``n`` users of ``oracle`` (its counts are not read)."""
+    counts = np.zeros(oracle.domain_size, dtype=np.int64)
+    counts[0] = n
+    return oracle.measurement(counts, n)
+
+
+def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` items with the largest frequencies, ties by index (rows of a 2-D array)."""
+    f = np.atleast_2d(frequencies)
+    index = np.broadcast_to(np.arange(f.shape[1]), f.shape)
+    return np.lexsort((index, -f), axis=-1)[:, :k]
+
+
+def raw_mse_per_user(
+    oracle: FrequencyOracle, frequencies: np.ndarray, kind: str, value: float
+) -> float:
+    """Expected squared error of the raw estimates' answer for one user; divide by ``n``.
+
+    Exact: the raw estimates are unbiased, so their error is their variance, from the
+    oracle's item variances (:meth:`~bayesldp.FrequencyOracle.variance`) for the full
+    domain and the top ``k``, and from the variance of a random set's summed counts,
+    covariances included (:meth:`~bayesldp.FrequencyOracle.random_set_count_variance`),
+    for set queries.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The oracle.
+    frequencies : numpy.ndarray
+        The true frequencies (summing to 1).
+    kind : {"full", "set", "top"}
+        The query kind, and ``value`` its parameter (see :func:`parse_query`).
+    value : float
+        The query's parameter.
+    """
+    if kind == "full":
+        return float(np.mean(oracle.variance(frequencies)))
+    if kind == "top":
+        top = top_items(frequencies, int(value))[0]
+        return float(np.mean(oracle.variance(frequencies[top])))
+    n = 1 << 20  # the variance is exactly linear in n: evaluate at a large n, divide
+    m = _unit_measurement(oracle, n)
+    size = set_size(oracle.domain_size, value)
+    cls = oracle_class(oracle.name, FrequencyOracle)
+    var = cls.random_set_count_variance(m, size, frequencies)
+    return var / (n * (oracle.p - oracle.q) ** 2) / n
+
+
+def _query_errors(
+    answers: np.ndarray,
+    raw: np.ndarray,
+    truth: np.ndarray,
+    kind: str,
+    value: float,
+    clip_sum: bool,
+    masks: np.ndarray | None,
+) -> np.ndarray:
+    """Squared error of each simulated collection's answer (one per row)."""
+    if kind == "full":
+        return np.mean((answers - truth) ** 2, axis=1)
+    if kind == "top":
+        top = top_items(truth, int(value))
+        diff = np.take_along_axis(answers, top, axis=1) - np.take_along_axis(truth, top, axis=1)
+        return np.mean(diff**2, axis=1)
+    assert masks is not None
+    w = masks.astype(np.float64)  # (rows, sets, d)
+    sums = np.einsum("rsd,rd->rs", w, raw if clip_sum else answers)
+    if clip_sum:
+        sums = np.maximum(sums, 0.0)
+    true_sums = np.einsum("rsd,rd->rs", w, truth)
+    return np.mean((sums - true_sums) ** 2, axis=1)
+
+
+def _random_masks(rows: int, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    keys = rng.random((rows, SETS_PER_RUN, d))
+    chosen = np.argpartition(keys, size - 1, axis=2)[:, :, :size]
+    masks = np.zeros((rows, SETS_PER_RUN, d), dtype=bool)
+    np.put_along_axis(masks, chosen, True, axis=2)
+    return masks
+
+
+def simulate_errors(
+    oracle: FrequencyOracle,
+    frequencies: np.ndarray,
+    n: int,
+    query: tuple[str, float],
+    methods: Sequence[str],
+    reps: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """Each method's squared query error in ``reps`` simulated collections of ``n`` users.
+
+    Each collection draws the users' values from ``frequencies`` (a multinomial), their
+    support counts with ``oracle.simulate(..., exact=False)`` (exact for GRR, OUE and
+    SUE; each count's exact marginal for OLH, SS and HR), and runs every method on all
+    collections at once (its row function, else one at a time).
+
+    Returns
+    -------
+    dict
+        Method name (and ``"raw"``, the unbiased estimates) to ``reps`` squared errors.
+    """
+    kind, value = query
+    d = oracle.domain_size
+    x = rng.multinomial(n, frequencies, size=reps)
+    counts = np.stack([oracle.simulate(row, rng, exact=False).support_counts for row in x])
+    m = oracle.measurement(counts[0], n)
+    rows = MeasurementRows.from_counts(m, counts)
+    truth = x / n
+    masks = _random_masks(reps, d, set_size(d, value), rng) if kind == "set" else None
+    out = {"raw": _query_errors(rows.estimates, rows.estimates, truth, kind, value, False, masks)}
+    for name in methods:
+        spec = get_method(name)
+        function = spec.row_function("numpy", {})
+        if function is not None:
+            answers, _ = function(rows, **spec.fixed_options)
+        else:
+            answers = np.stack(
+                [
+                    postprocess(oracle.measurement(c, n), name, **_rng_option(spec, rng))
+                    .frequencies
+                    for c in counts
+                ]
+            )
+        clip = spec.query_rule == "clip-sum"
+        out[name] = _query_errors(answers, rows.estimates, truth, kind, value, clip, masks)
+    return out
+
+
+def _rng_option(spec: Any, rng: np.random.Generator) -> dict[str, Any]:
+    return {"rng": rng} if spec.accepts("rng") else {}
+
+
+class _Curve:
+    """Simulated post-processed error of one oracle, by number of users (memoised)."""
+
+    def __init__(self, simulate: Callable[[int], dict[str, np.ndarray]]) -> None:
+        self.simulate = simulate
+        self.points: dict[int, tuple[str, float, float]] = {}
+
+    def __call__(self, n: int) -> tuple[str, float, float]:
+        """Return ``(best method, its mean error, its Monte Carlo standard error)`` at ``n``."""
+        if n not in self.points:
+            errors = self.simulate(n)
+            errors.pop("raw")
+            best = min(errors, key=lambda k: float(np.mean(errors[k])))
+            e = errors[best]
+            se = float(np.std(e, ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.nan
+            self.points[n] = (best, float(np.mean(e)), se)
+        return self.points[n]
+
+    def users_needed(self, target: float, start: int) -> tuple[int, bool]:
+        """Users at which the simulated error reaches ``target``; whether it was bracketed.
+
+        Starting at ``start`` (the raw estimates' need), the search steps by
+        :data:`SEARCH_STEP` until the error crosses the target, then interpolates
+        linearly in log error against log users between the two bracketing counts,
+        simulates at the interpolated count, and returns where the least-squares line
+        through the three counts (log error on log users) reaches the target.
+        """
+        hi = start
+        e_hi = self(hi)[1]
+        lo, e_lo = hi, e_hi
+        tries = 1
+        if e_hi > target:  # post-processing does worse than needed: more users
+            while e_hi > target and tries < SEARCH_LIMIT:
+                lo, e_lo = hi, e_hi
+                hi = math.ceil(hi * SEARCH_STEP)
+                e_hi = self(hi)[1]
+                tries += 1
+        else:
+            while e_lo <= target and tries < SEARCH_LIMIT and lo > 1:
+                hi, e_hi = lo, e_lo
+                lo = max(1, math.floor(lo / SEARCH_STEP))
+                e_lo = self(lo)[1]
+                tries += 1
+        bracketed = e_lo > target >= e_hi and lo < hi
+        if not bracketed:
+            return (hi if e_hi <= target else _extrapolate(lo, e_lo, hi, e_hi, target)), False
+        self(_interpolate(lo, e_lo, hi, e_hi, target))
+        inside = [(k, v[1]) for k, v in self.points.items() if lo <= k <= hi and v[1] > 0]
+        return _fit_users(inside, lo, hi, target), True
+
+
+def _interpolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
+    """Users at which the log-log line through two points reaches ``target``."""
+    if not (e_lo > 0 and e_hi > 0) or e_lo == e_hi:
+        return hi
+    t = (math.log(target) - math.log(e_lo)) / (math.log(e_hi) - math.log(e_lo))
+    t = min(max(t, 0.0), 1.0)
+    return max(1, math.ceil(math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))))
+
+
+def _fit_users(points: list[tuple[int, float]], lo: int, hi: int, target: float) -> int:
+    """Users at which a least-squares line through ``points`` (log error on log users) hits
+    ``target``, kept within ``[lo, hi]``; more robust to Monte Carlo noise than one segment.
+    """
+    logn = np.log([p[0] for p in points])
+    loge = np.log([p[1] for p in points])
+    slope, icept = np.polyfit(logn, loge, 1)
+    if not slope < 0:  # noise hides the trend: the middle of the bracket
+        return math.ceil(math.sqrt(lo * hi))
+    n = math.exp((math.log(target) - icept) / slope)
+    return max(1, min(max(math.ceil(n), lo), hi))
+
+
+def _extrapolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
+    """Beyond the searched range: the error taken as ``1/n`` from the last point."""
+    return max(1, math.ceil(hi * e_hi / target))
+
+
+def plan(
+    domain_size: int,
+    epsilon: float,
+    *,
+    users: Any = None,
+    target: float | None = None,
+    query: Any = "full",
+    prior: Any = None,
+    oracles: Any = None,
+    methods: Any = None,
+    reps: int = 20,
+    rng: Any = None,
+):
+    r"""Plan a collection: each oracle's error, report size, and users needed for a target.
+
+    For every registered oracle (at its default parameters), the expected squared
+    error of the query's answer from the raw estimates, exactly from the oracle's
+    variance formulas (it is :math:`V/n` for a per-user :math:`V`); the bits one user
+    sends (:attr:`~bayesldp.FrequencyOracle.report_bits`); and the error after the
+    recommended post-processing, the candidate method with the lowest mean error in
+    ``reps`` collections simulated on the prior (:func:`simulate_errors`). Given a
+    ``target``, the users each needs: for the raw estimates :math:`\lceil V /
+    \mathrm{target} \rceil`; after post-processing, a search over user counts a factor
+    :data:`SEARCH_STEP` apart, interpolated linearly in log error against log users
+    (post-processed error is not exactly proportional to :math:`1/n`).
+
+    Parameters
+    ----------
+    domain_size : int
+        Number of items ``d``, at least 2.
+    epsilon : float
+        Privacy budget, > 0.
+    users : int or sequence of int, optional
+        Users to evaluate the errors at (one row per oracle and count). By default each
+        oracle's row is at the users its post-processed estimate needs for ``target``.
+    target : float, optional
+        The squared error the query's answer may have, > 0. At least one of ``users``
+        and ``target`` is needed.
+    query : str or tuple, default "full"
+        ``"full"``, ``("set", r)`` / ``"set:r"`` or ``("top", k)`` / ``"top:k"``; the
+        error of each is defined in :mod:`bayesldp.planning`.
+    prior : None, "uniform", float or array_like, optional
+        The distribution of the users' values: uniform, a Zipf exponent, or a pilot
+        histogram of ``d`` counts or frequencies (see :func:`prior_frequencies`).
+    oracles : str or sequence of str, optional
+        Registered oracle names to plan for; all of them by default.
+    methods : str or sequence of str, optional
+        Candidate post-processing methods; by default the registry's fast default
+        non-Bayesian ones.
+    reps : int, default 20
+        Simulated collections per user count, at least 2.
+    rng : numpy.random.Generator or int, optional
+        Randomness of the simulations, or a seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per oracle (and user count): ``oracle``, ``parameters``,
+        ``report_bits``, ``users``, ``raw_mse``, ``method`` (the recommended one at
+        ``users``), ``post_mse`` and ``post_se`` (its mean and Monte Carlo standard
+        error); with a target also ``target``, ``raw_users_needed``,
+        ``post_users_needed``, ``post_method`` (recommended at that count) and
+        ``post_bracketed`` (False when the search did not bracket the target and the
+        count is extrapolated as :math:`1/n`). ``attrs["curve"]`` holds every simulated
+        point (oracle, users, method, post_mse, post_se) and ``attrs`` the inputs.
+
+    Raises
+    ------
+    ValueError
+        A bad argument, named: non-positive ``domain_size``, ``epsilon``, ``users`` or
+        ``target``; an unknown query or oracle; a set fraction outside (0, 1]; ``k``
+        outside ``[1, d]``; a bad prior.
+
+    Examples
+    --------
+    >>> from bayesldp import plan
+    >>> table = plan(64, 1.0, users=10_000, oracles=["GRR", "OUE"], methods="norm-sub",
+    ...              reps=4, rng=0)
+    >>> list(table["oracle"])
+    ['GRR', 'OUE']
+    >>> bool((table["raw_mse"] > 0).all())
+    True
+    """
+    import pandas as pd
+
+    d = check_domain_size(domain_size)
+    if d < 2:
+        raise ValueError(f"domain_size must be at least 2 to plan, got {domain_size!r}")
+    eps = check_epsilon(epsilon)
+    kind, value = parse_query(query, d)
+    counts = _users(users)
+    tgt = None if target is None else check_float(target, "target", minimum=0.0, strict_minimum=True)
+    if counts is None and tgt is None:
+        raise ValueError("users or target must be given (users to evaluate at, or a target error)")
+    f = prior_frequencies(prior, d)
+    chosen = _oracles(oracles, eps, d)
+    candidates = _methods(methods)
+    reps = check_int(reps, "reps", minimum=2)
+    gen = check_rng(rng)
+    rows: list[dict[str, Any]] = []
+    curve_rows: list[dict[str, Any]] = []
+    for oracle in chosen:
+        per_user = raw_mse_per_user(oracle, f, kind, value)
+
+        def simulate(n: int, oracle: FrequencyOracle = oracle) -> dict[str, np.ndarray]:
+            return simulate_errors(oracle, f, n, (kind, value), candidates, reps, gen)
+
+        curve = _Curve(simulate)
+        base: dict[str, Any] = {
+            "oracle": oracle.name,
+            "parameters": ", ".join(
+                f"{k}={v}" for k, v in oracle.parameters().items() if k not in ("name", "epsilon", "domain_size")
+            ),
+            "report_bits": oracle.report_bits,
+        }
+        needed: dict[str, Any] = {}
+        if tgt is not None:
+            raw_n = max(1, math.ceil(per_user / tgt))
+            post_n, bracketed = curve.users_needed(tgt, raw_n)
+            needed = {
+                "target": tgt,
+                "raw_users_needed": raw_n,
+                "post_users_needed": post_n,
+                "post_method": curve(post_n)[0],
+                "post_bracketed": bracketed,
+            }
+        at = counts if counts is not None else [needed["post_users_needed"]]
+        for n in at:
+            method, mean, se = curve(n)
+            rows.append(
+                {**base, "users": n, "raw_mse": per_user / n, "method": method,
+                 "post_mse": mean, "post_se": se, **needed}  # fmt: skip
+            )
+        for n, (method, mean, se) in sorted(curve.points.items()):
+            curve_rows.append(
+                {"oracle": oracle.name, "users": n, "raw_mse": per_user / n,
+                 "method": method, "post_mse": mean, "post_se": se}  # fmt: skip
+            )
+        logger.debug("planned %s: %d user counts simulated", oracle.name, len(curve.points))
+    table = pd.DataFrame(rows)
+    table.attrs.update(
+        {
+            "domain_size": d,
+            "epsilon": eps,
+            "query": query_label(kind, value),
+            "prior": _prior_label(prior),
+            "reps": reps,
+            "methods": list(candidates),
+            "curve": pd.DataFrame(curve_rows),
+        }
+    )
+    return table
+
+
+def _users(users: Any) -> list[int] | None:
+    if users is None:
+        return None
+    if np.ndim(users) == 0:
+        return [check_int(users, "users", minimum=1)]
+    values = [check_int(u, "users", minimum=1) for u in np.asarray(users, dtype=object).ravel()]
+    if not values:
+        raise ValueError("users must hold at least one count")
+    return values
+
+
+def _prior_label(prior: Any) -> str:
+    if prior is None or isinstance(prior, str):
+        return "uniform"
+    if np.ndim(prior) == 0:
+        return f"zipf:{float(prior):g}"
+    return "pilot histogram"
