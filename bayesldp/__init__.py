@@ -15,6 +15,7 @@ from bayesldp.methods.registry import (
     register_method,
 )
 from bayesldp.oracles import GRR, HR, OLH, ORACLES, OUE, SS, SUE, FrequencyOracle, make_oracle
+from bayesldp.planning import plan
 
 __version__ = "0.1.0"
 
@@ -47,6 +48,7 @@ __all__ = [
     "choose_method",
     "make_oracle",
     "method_names",
+    "plan",
     "postprocess",
     "register_method",
 ]

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from bayesldp._plan_simulation import MAX_USERS, Curve, set_size, simulate_errors, top_items
 from bayesldp._validation import (
     as_array,
     check_choice,
@@ -49,7 +49,7 @@ from bayesldp._validation import (
     check_rng,
 )
 from bayesldp.measurement import Measurement
-from bayesldp.methods.registry import MeasurementRows, get_method, method_names, postprocess
+from bayesldp.methods.registry import get_method, method_names
 from bayesldp.oracles import ORACLES, FrequencyOracle, make_oracle, oracle_class
 
 logger = logging.getLogger(__name__)
@@ -58,12 +58,6 @@ __all__ = ["plan"]
 
 #: The query kinds :func:`plan` accepts.
 QUERY_KINDS = ("full", "set", "top")
-#: Random sets averaged over per simulated collection, for set queries.
-SETS_PER_RUN = 10
-#: Factor between the user counts tried when searching for the users a target needs.
-SEARCH_STEP = 4.0
-#: Most user counts tried per oracle in that search.
-SEARCH_LIMIT = 8
 
 
 def parse_query(query: Any, domain_size: int) -> tuple[str, float]:
@@ -100,9 +94,13 @@ def parse_query(query: Any, domain_size: int) -> tuple[str, float]:
             raise ValueError(f"query 'full' takes no parameter, got {query!r}")
         return "full", 0.0
     if value is None:
-        raise ValueError(f"query {kind!r} needs a parameter, e.g. '{kind}:{0.5 if kind == 'set' else 10}'")
+        raise ValueError(
+            f"query {kind!r} needs a parameter, e.g. '{kind}:{0.5 if kind == 'set' else 10}'"
+        )
     if kind == "set":
-        r = check_float(value, "query (set fraction)", minimum=0.0, maximum=1.0, strict_minimum=True)
+        r = check_float(
+            value, "query (set fraction)", minimum=0.0, maximum=1.0, strict_minimum=True
+        )
         return "set", r
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -116,18 +114,13 @@ def query_label(kind: str, value: float) -> str:
     return f"{kind}:{value:g}"
 
 
-def set_size(domain_size: int, fraction: float) -> int:
-    """Items in a set query covering ``fraction`` of the domain (as :mod:`bayesldp.metrics`)."""
-    return max(1, round(domain_size * (fraction * 100) / 100))
-
-
 def prior_frequencies(prior: Any, domain_size: int) -> np.ndarray:
-    """Return the frequencies a prior names (length ``d``, summing to 1).
+    r"""Return the frequencies a prior names (length ``d``, summing to 1).
 
     Parameters
     ----------
     prior : None, "uniform", float or array_like
-        Uniform; a Zipf exponent ``s >= 0`` (:math:`f_v \\propto (v+1)^{-s}`); or a
+        Uniform; a Zipf exponent ``s >= 0`` (:math:`f_v \propto (v+1)^{-s}`); or a
         pilot histogram of ``d`` non-negative counts or frequencies, not all zero.
     domain_size : int
         The number of items ``d``.
@@ -161,15 +154,17 @@ def prior_frequencies(prior: Any, domain_size: int) -> np.ndarray:
 
 
 def _oracles(oracles: Any, epsilon: float, domain_size: int) -> list[FrequencyOracle]:
-    """The oracles to plan for, with their default parameters: all registered, or those named."""
+    """Build the oracles to plan for (default parameters): all registered, or those named."""
     if oracles is None:
         names = list(ORACLES)
     elif isinstance(oracles, str):
         names = [oracles]
-    else:
+    elif isinstance(oracles, list | tuple):
         names = list(oracles)
         if not names:
             raise ValueError("oracles must name at least one oracle")
+    else:
+        raise ValueError(f"oracles must be a name or a list of names, got {oracles!r}")
     out = []
     for name in names:
         try:
@@ -189,7 +184,12 @@ def _methods(methods: Any) -> tuple[str, ...]:
         return method_names(
             default=True, slow=False, bayesian=False, needs_truth=False, grows_with_n=False
         )
-    names = (methods,) if isinstance(methods, str) else tuple(methods)
+    if isinstance(methods, str):
+        names: tuple[Any, ...] = (methods,)
+    elif isinstance(methods, list | tuple):
+        names = tuple(methods)
+    else:
+        raise ValueError(f"methods must be a name or a list of names, got {methods!r}")
     if not names:
         raise ValueError("methods must name at least one method")
     for name in names:
@@ -203,23 +203,16 @@ def _methods(methods: Any) -> tuple[str, ...]:
 
 
 def _unit_measurement(oracle: FrequencyOracle, n: int) -> Measurement:
-    """A Measurement of ``n`` users of ``oracle`` (its counts are not read)."""
+    """Return a Measurement of ``n`` users of ``oracle`` (its counts are not read)."""
     counts = np.zeros(oracle.domain_size, dtype=np.int64)
     counts[0] = n
     return oracle.measurement(counts, n)
 
 
-def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` items with the largest frequencies, ties by index (rows of a 2-D array)."""
-    f = np.atleast_2d(frequencies)
-    index = np.broadcast_to(np.arange(f.shape[1]), f.shape)
-    return np.lexsort((index, -f), axis=-1)[:, :k]
-
-
 def raw_mse_per_user(
     oracle: FrequencyOracle, frequencies: np.ndarray, kind: str, value: float
 ) -> float:
-    """Expected squared error of the raw estimates' answer for one user; divide by ``n``.
+    """Return the raw estimates' expected squared query error for one user (divide by n).
 
     Exact: the raw estimates are unbiased, so their error is their variance, from the
     oracle's item variances (:meth:`~bayesldp.FrequencyOracle.variance`) for the full
@@ -248,170 +241,7 @@ def raw_mse_per_user(
     size = set_size(oracle.domain_size, value)
     cls = oracle_class(oracle.name, FrequencyOracle)
     var = cls.random_set_count_variance(m, size, frequencies)
-    return var / (n * (oracle.p - oracle.q) ** 2) / n
-
-
-def _query_errors(
-    answers: np.ndarray,
-    raw: np.ndarray,
-    truth: np.ndarray,
-    kind: str,
-    value: float,
-    clip_sum: bool,
-    masks: np.ndarray | None,
-) -> np.ndarray:
-    """Squared error of each simulated collection's answer (one per row)."""
-    if kind == "full":
-        return np.mean((answers - truth) ** 2, axis=1)
-    if kind == "top":
-        top = top_items(truth, int(value))
-        diff = np.take_along_axis(answers, top, axis=1) - np.take_along_axis(truth, top, axis=1)
-        return np.mean(diff**2, axis=1)
-    assert masks is not None
-    w = masks.astype(np.float64)  # (rows, sets, d)
-    sums = np.einsum("rsd,rd->rs", w, raw if clip_sum else answers)
-    if clip_sum:
-        sums = np.maximum(sums, 0.0)
-    true_sums = np.einsum("rsd,rd->rs", w, truth)
-    return np.mean((sums - true_sums) ** 2, axis=1)
-
-
-def _random_masks(rows: int, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    keys = rng.random((rows, SETS_PER_RUN, d))
-    chosen = np.argpartition(keys, size - 1, axis=2)[:, :, :size]
-    masks = np.zeros((rows, SETS_PER_RUN, d), dtype=bool)
-    np.put_along_axis(masks, chosen, True, axis=2)
-    return masks
-
-
-def simulate_errors(
-    oracle: FrequencyOracle,
-    frequencies: np.ndarray,
-    n: int,
-    query: tuple[str, float],
-    methods: Sequence[str],
-    reps: int,
-    rng: np.random.Generator,
-) -> dict[str, np.ndarray]:
-    """Each method's squared query error in ``reps`` simulated collections of ``n`` users.
-
-    Each collection draws the users' values from ``frequencies`` (a multinomial), their
-    support counts with ``oracle.simulate(..., exact=False)`` (exact for GRR, OUE and
-    SUE; each count's exact marginal for OLH, SS and HR), and runs every method on all
-    collections at once (its row function, else one at a time).
-
-    Returns
-    -------
-    dict
-        Method name (and ``"raw"``, the unbiased estimates) to ``reps`` squared errors.
-    """
-    kind, value = query
-    d = oracle.domain_size
-    x = rng.multinomial(n, frequencies, size=reps)
-    counts = np.stack([oracle.simulate(row, rng, exact=False).support_counts for row in x])
-    m = oracle.measurement(counts[0], n)
-    rows = MeasurementRows.from_counts(m, counts)
-    truth = x / n
-    masks = _random_masks(reps, d, set_size(d, value), rng) if kind == "set" else None
-    out = {"raw": _query_errors(rows.estimates, rows.estimates, truth, kind, value, False, masks)}
-    for name in methods:
-        spec = get_method(name)
-        function = spec.row_function("numpy", {})
-        if function is not None:
-            answers, _ = function(rows, **spec.fixed_options)
-        else:
-            answers = np.stack(
-                [
-                    postprocess(oracle.measurement(c, n), name, **_rng_option(spec, rng))
-                    .frequencies
-                    for c in counts
-                ]
-            )
-        clip = spec.query_rule == "clip-sum"
-        out[name] = _query_errors(answers, rows.estimates, truth, kind, value, clip, masks)
-    return out
-
-
-def _rng_option(spec: Any, rng: np.random.Generator) -> dict[str, Any]:
-    return {"rng": rng} if spec.accepts("rng") else {}
-
-
-class _Curve:
-    """Simulated post-processed error of one oracle, by number of users (memoised)."""
-
-    def __init__(self, simulate: Callable[[int], dict[str, np.ndarray]]) -> None:
-        self.simulate = simulate
-        self.points: dict[int, tuple[str, float, float]] = {}
-
-    def __call__(self, n: int) -> tuple[str, float, float]:
-        """Return ``(best method, its mean error, its Monte Carlo standard error)`` at ``n``."""
-        if n not in self.points:
-            errors = self.simulate(n)
-            errors.pop("raw")
-            best = min(errors, key=lambda k: float(np.mean(errors[k])))
-            e = errors[best]
-            se = float(np.std(e, ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.nan
-            self.points[n] = (best, float(np.mean(e)), se)
-        return self.points[n]
-
-    def users_needed(self, target: float, start: int) -> tuple[int, bool]:
-        """Users at which the simulated error reaches ``target``; whether it was bracketed.
-
-        Starting at ``start`` (the raw estimates' need), the search steps by
-        :data:`SEARCH_STEP` until the error crosses the target, then interpolates
-        linearly in log error against log users between the two bracketing counts,
-        simulates at the interpolated count, and returns where the least-squares line
-        through the three counts (log error on log users) reaches the target.
-        """
-        hi = start
-        e_hi = self(hi)[1]
-        lo, e_lo = hi, e_hi
-        tries = 1
-        if e_hi > target:  # post-processing does worse than needed: more users
-            while e_hi > target and tries < SEARCH_LIMIT:
-                lo, e_lo = hi, e_hi
-                hi = math.ceil(hi * SEARCH_STEP)
-                e_hi = self(hi)[1]
-                tries += 1
-        else:
-            while e_lo <= target and tries < SEARCH_LIMIT and lo > 1:
-                hi, e_hi = lo, e_lo
-                lo = max(1, math.floor(lo / SEARCH_STEP))
-                e_lo = self(lo)[1]
-                tries += 1
-        bracketed = e_lo > target >= e_hi and lo < hi
-        if not bracketed:
-            return (hi if e_hi <= target else _extrapolate(lo, e_lo, hi, e_hi, target)), False
-        self(_interpolate(lo, e_lo, hi, e_hi, target))
-        inside = [(k, v[1]) for k, v in self.points.items() if lo <= k <= hi and v[1] > 0]
-        return _fit_users(inside, lo, hi, target), True
-
-
-def _interpolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
-    """Users at which the log-log line through two points reaches ``target``."""
-    if not (e_lo > 0 and e_hi > 0) or e_lo == e_hi:
-        return hi
-    t = (math.log(target) - math.log(e_lo)) / (math.log(e_hi) - math.log(e_lo))
-    t = min(max(t, 0.0), 1.0)
-    return max(1, math.ceil(math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))))
-
-
-def _fit_users(points: list[tuple[int, float]], lo: int, hi: int, target: float) -> int:
-    """Users at which a least-squares line through ``points`` (log error on log users) hits
-    ``target``, kept within ``[lo, hi]``; more robust to Monte Carlo noise than one segment.
-    """
-    logn = np.log([p[0] for p in points])
-    loge = np.log([p[1] for p in points])
-    slope, icept = np.polyfit(logn, loge, 1)
-    if not slope < 0:  # noise hides the trend: the middle of the bracket
-        return math.ceil(math.sqrt(lo * hi))
-    n = math.exp((math.log(target) - icept) / slope)
-    return max(1, min(max(math.ceil(n), lo), hi))
-
-
-def _extrapolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
-    """Beyond the searched range: the error taken as ``1/n`` from the last point."""
-    return max(1, math.ceil(hi * e_hi / target))
+    return var / (n * (oracle.p - oracle.q) ** 2)  # Var C_S / (n (p-q))^2, times n
 
 
 def plan(
@@ -505,7 +335,9 @@ def plan(
     eps = check_epsilon(epsilon)
     kind, value = parse_query(query, d)
     counts = _users(users)
-    tgt = None if target is None else check_float(target, "target", minimum=0.0, strict_minimum=True)
+    tgt = (
+        None if target is None else check_float(target, "target", minimum=0.0, strict_minimum=True)
+    )
     if counts is None and tgt is None:
         raise ValueError("users or target must be given (users to evaluate at, or a target error)")
     f = prior_frequencies(prior, d)
@@ -516,22 +348,34 @@ def plan(
     rows: list[dict[str, Any]] = []
     curve_rows: list[dict[str, Any]] = []
     for oracle in chosen:
-        per_user = raw_mse_per_user(oracle, f, kind, value)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            per_user = raw_mse_per_user(oracle, f, kind, value)
+        if not math.isfinite(per_user):
+            raise ValueError(
+                f"epsilon {eps!r} is too small: the variance of {oracle.name}'s estimates overflows"
+            )
 
         def simulate(n: int, oracle: FrequencyOracle = oracle) -> dict[str, np.ndarray]:
             return simulate_errors(oracle, f, n, (kind, value), candidates, reps, gen)
 
-        curve = _Curve(simulate)
+        curve = Curve(simulate)
         base: dict[str, Any] = {
             "oracle": oracle.name,
             "parameters": ", ".join(
-                f"{k}={v}" for k, v in oracle.parameters().items() if k not in ("name", "epsilon", "domain_size")
+                f"{k}={v}"
+                for k, v in oracle.parameters().items()
+                if k not in ("name", "epsilon", "domain_size")
             ),
             "report_bits": oracle.report_bits,
         }
         needed: dict[str, Any] = {}
         if tgt is not None:
             raw_n = max(1, math.ceil(per_user / tgt))
+            if raw_n > MAX_USERS:
+                raise ValueError(
+                    f"target {tgt!r} needs more than 2^62 users of {oracle.name} at epsilon "
+                    f"{eps!r} (a raw error of {per_user:.3g} per user)"
+                )
             post_n, bracketed = curve.users_needed(tgt, raw_n)
             needed = {
                 "target": tgt,
@@ -544,13 +388,26 @@ def plan(
         for n in at:
             method, mean, se = curve(n)
             rows.append(
-                {**base, "users": n, "raw_mse": per_user / n, "method": method,
-                 "post_mse": mean, "post_se": se, **needed}  # fmt: skip
+                {
+                    **base,
+                    "users": n,
+                    "raw_mse": per_user / n,
+                    "method": method,
+                    "post_mse": mean,
+                    "post_se": se,
+                    **needed,
+                }
             )
         for n, (method, mean, se) in sorted(curve.points.items()):
             curve_rows.append(
-                {"oracle": oracle.name, "users": n, "raw_mse": per_user / n,
-                 "method": method, "post_mse": mean, "post_se": se}  # fmt: skip
+                {
+                    "oracle": oracle.name,
+                    "users": n,
+                    "raw_mse": per_user / n,
+                    "method": method,
+                    "post_mse": mean,
+                    "post_se": se,
+                }
             )
         logger.debug("planned %s: %d user counts simulated", oracle.name, len(curve.points))
     table = pd.DataFrame(rows)
@@ -571,9 +428,12 @@ def plan(
 def _users(users: Any) -> list[int] | None:
     if users is None:
         return None
-    if np.ndim(users) == 0:
-        return [check_int(users, "users", minimum=1)]
-    values = [check_int(u, "users", minimum=1) for u in np.asarray(users, dtype=object).ravel()]
+    if not isinstance(users, list | tuple | np.ndarray):
+        return [check_int(users, "users", minimum=1, maximum=MAX_USERS)]
+    values = [
+        check_int(u, "users", minimum=1, maximum=MAX_USERS)
+        for u in np.asarray(users, dtype=object).ravel()
+    ]
     if not values:
         raise ValueError("users must hold at least one count")
     return values

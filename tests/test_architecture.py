@@ -56,6 +56,8 @@ LAYERS: dict[str, int] = {
     "bayesldp.aggregate": 6,
     "bayesldp.choose": 6,
     "bayesldp.plan": 6,
+    "bayesldp.planning": 6,
+    "bayesldp._plan_simulation": 6,
     "bayesldp.cli": 7,
     "bayesldp.experiments": 7,
 }

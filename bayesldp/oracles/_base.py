@@ -242,10 +242,8 @@ class FrequencyOracle(ArrowCodec):
         return support_count_variance(m.n, m.p, m.q, x_set, items=a)
 
     @classmethod
-    def random_set_count_variance(
-        cls, m: Measurement, size: int, frequencies: np.ndarray
-    ) -> float:
-        r"""Expected variance of a uniformly random ``size``-item set's summed support counts.
+    def random_set_count_variance(cls, m: Measurement, size: int, frequencies: np.ndarray) -> float:
+        r"""Return the expected variance of a random ``size``-item set's summed support counts.
 
         The average of :meth:`count_sum_variances` over all sets of ``size`` items,
         exactly. The default holds for every formula that depends on the set only

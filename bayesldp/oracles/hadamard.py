@@ -116,10 +116,8 @@ class HR(OneIntegerReports):
         return out
 
     @classmethod
-    def random_set_count_variance(
-        cls, m: Measurement, size: int, frequencies: np.ndarray
-    ) -> float:
-        r"""Expected variance of a uniformly random ``size``-item set's summed counts, exactly.
+    def random_set_count_variance(cls, m: Measurement, size: int, frequencies: np.ndarray) -> float:
+        r"""Return the expected variance of a random ``size``-item set's summed counts, exactly.
 
         The formula of :meth:`count_sum_variances` is linear in the set's indicator
         (through :math:`x_S`) and in its pairs (through :math:`M_u`): a random set of

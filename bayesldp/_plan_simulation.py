@@ -1,0 +1,202 @@
+"""Simulating a planned collection, and searching for the users a target error needs.
+
+The machinery of :func:`bayesldp.plan` (in :mod:`bayesldp.planning`): query errors of
+many simulated collections at once, and the search over user counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from bayesldp.methods.registry import MeasurementRows, get_method, postprocess
+from bayesldp.oracles import FrequencyOracle
+
+#: Random sets averaged over per simulated collection, for set queries.
+SETS_PER_RUN = 10
+#: Factor between the user counts tried when searching for the users a target needs.
+SEARCH_STEP = 4.0
+#: Most user counts tried per oracle in that search.
+SEARCH_LIMIT = 8
+#: Most users a plan simulates (numpy's multinomial draws int64 counts).
+MAX_USERS = 1 << 62
+
+
+def set_size(domain_size: int, fraction: float) -> int:
+    """Return the items in a set query covering ``fraction`` of the domain (as the metrics)."""
+    return max(1, round(domain_size * (fraction * 100) / 100))
+
+
+def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:
+    """Return the ``k`` items with the largest frequencies, ties by index (per row)."""
+    f = np.atleast_2d(frequencies)
+    index = np.broadcast_to(np.arange(f.shape[1]), f.shape)
+    return np.lexsort((index, -f), axis=-1)[:, :k]
+
+
+def query_errors(
+    answers: np.ndarray,
+    raw: np.ndarray,
+    truth: np.ndarray,
+    kind: str,
+    value: float,
+    clip_sum: bool,
+    masks: np.ndarray | None,
+) -> np.ndarray:
+    """Return the squared error of each simulated collection's answer (one per row)."""
+    if kind == "full":
+        return np.mean((answers - truth) ** 2, axis=1)
+    if kind == "top":
+        top = top_items(truth, int(value))
+        diff = np.take_along_axis(answers, top, axis=1) - np.take_along_axis(truth, top, axis=1)
+        return np.mean(diff**2, axis=1)
+    assert masks is not None
+    w = masks.astype(np.float64)  # (rows, sets, d)
+    sums = np.einsum("rsd,rd->rs", w, raw if clip_sum else answers)
+    if clip_sum:
+        sums = np.maximum(sums, 0.0)
+    true_sums = np.einsum("rsd,rd->rs", w, truth)
+    return np.mean((sums - true_sums) ** 2, axis=1)
+
+
+def random_masks(rows: int, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw :data:`SETS_PER_RUN` uniform random sets of ``size`` items per row, as masks."""
+    keys = rng.random((rows, SETS_PER_RUN, d))
+    chosen = np.argpartition(keys, size - 1, axis=2)[:, :, :size]
+    masks = np.zeros((rows, SETS_PER_RUN, d), dtype=bool)
+    np.put_along_axis(masks, chosen, True, axis=2)
+    return masks
+
+
+def simulate_errors(
+    oracle: FrequencyOracle,
+    frequencies: np.ndarray,
+    n: int,
+    query: tuple[str, float],
+    methods: Sequence[str],
+    reps: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """Each method's squared query error in ``reps`` simulated collections of ``n`` users.
+
+    Each collection draws the users' values from ``frequencies`` (a multinomial), their
+    support counts with ``oracle.simulate(..., exact=False)`` (exact for GRR, OUE and
+    SUE; each count's exact marginal for OLH, SS and HR), and runs every method on all
+    collections at once (its row function, else one at a time).
+
+    Returns
+    -------
+    dict
+        Method name (and ``"raw"``, the unbiased estimates) to ``reps`` squared errors.
+    """
+    kind, value = query
+    d = oracle.domain_size
+    x = rng.multinomial(n, frequencies, size=reps)
+    counts = np.stack([oracle.simulate(row, rng, exact=False).support_counts for row in x])
+    m = oracle.measurement(counts[0], n)
+    rows = MeasurementRows.from_counts(m, counts)
+    truth = x / n
+    masks = random_masks(reps, d, set_size(d, value), rng) if kind == "set" else None
+    out = {"raw": query_errors(rows.estimates, rows.estimates, truth, kind, value, False, masks)}
+    for name in methods:
+        spec = get_method(name)
+        function = spec.row_function("numpy", {})
+        if function is not None:
+            answers, _ = function(rows, **spec.fixed_options)
+        else:
+            answers = np.stack(
+                [
+                    postprocess(oracle.measurement(c, n), name, **rng_option(spec, rng)).frequencies
+                    for c in counts
+                ]
+            )
+        clip = spec.query_rule == "clip-sum"
+        out[name] = query_errors(answers, rows.estimates, truth, kind, value, clip, masks)
+    return out
+
+
+def rng_option(spec: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """Return ``{"rng": rng}`` for a method that draws random numbers, else nothing."""
+    return {"rng": rng} if spec.accepts("rng") else {}
+
+
+class Curve:
+    """Simulated post-processed error of one oracle, by number of users (memoised)."""
+
+    def __init__(self, simulate: Callable[[int], dict[str, np.ndarray]]) -> None:
+        self.simulate = simulate
+        self.points: dict[int, tuple[str, float, float]] = {}
+
+    def __call__(self, n: int) -> tuple[str, float, float]:
+        """Return ``(best method, its mean error, its Monte Carlo standard error)`` at ``n``."""
+        if n not in self.points:
+            errors = self.simulate(n)
+            errors.pop("raw")
+            best = min(errors, key=lambda k: float(np.mean(errors[k])))
+            e = errors[best]
+            se = float(np.std(e, ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.nan
+            self.points[n] = (best, float(np.mean(e)), se)
+        return self.points[n]
+
+    def users_needed(self, target: float, start: int) -> tuple[int, bool]:
+        """Users at which the simulated error reaches ``target``; whether it was bracketed.
+
+        Starting at ``start`` (the raw estimates' need), the search steps by
+        :data:`SEARCH_STEP` until the error crosses the target, then interpolates
+        linearly in log error against log users between the two bracketing counts,
+        simulates at the interpolated count, and returns where the least-squares line
+        through the three counts (log error on log users) reaches the target.
+        """
+        hi = start
+        e_hi = self(hi)[1]
+        lo, e_lo = hi, e_hi
+        tries = 1
+        if e_hi > target:  # post-processing does worse than needed: more users
+            while e_hi > target and tries < SEARCH_LIMIT and hi < MAX_USERS:
+                lo, e_lo = hi, e_hi
+                hi = min(MAX_USERS, math.ceil(hi * SEARCH_STEP))
+                e_hi = self(hi)[1]
+                tries += 1
+        else:
+            while e_lo <= target and tries < SEARCH_LIMIT and lo > 1:
+                hi, e_hi = lo, e_lo
+                lo = max(1, math.floor(lo / SEARCH_STEP))
+                e_lo = self(lo)[1]
+                tries += 1
+        bracketed = e_lo > target >= e_hi and lo < hi
+        if not bracketed:
+            return (hi if e_hi <= target else _extrapolate(lo, e_lo, hi, e_hi, target)), False
+        self(_interpolate(lo, e_lo, hi, e_hi, target))
+        inside = [(k, v[1]) for k, v in self.points.items() if lo <= k <= hi and v[1] > 0]
+        return _fit_users(inside, lo, hi, target), True
+
+
+def _interpolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
+    """Users at which the log-log line through two points reaches ``target``."""
+    if not (e_lo > 0 and e_hi > 0) or e_lo == e_hi:
+        return hi
+    t = (math.log(target) - math.log(e_lo)) / (math.log(e_hi) - math.log(e_lo))
+    t = min(max(t, 0.0), 1.0)
+    return max(1, math.ceil(math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))))
+
+
+def _fit_users(points: list[tuple[int, float]], lo: int, hi: int, target: float) -> int:
+    """Return where the least-squares line (log error on log users) reaches ``target``.
+
+    Kept within ``[lo, hi]``; more robust to Monte Carlo noise than one segment.
+    """
+    logn = np.log([p[0] for p in points])
+    loge = np.log([p[1] for p in points])
+    slope, icept = np.polyfit(logn, loge, 1)
+    if not slope < 0:  # noise hides the trend: the middle of the bracket
+        return math.ceil(math.sqrt(lo * hi))
+    n = math.exp((math.log(target) - icept) / slope)
+    return max(1, min(max(math.ceil(n), lo), hi))
+
+
+def _extrapolate(lo: int, e_lo: float, hi: int, e_hi: float, target: float) -> int:
+    """Beyond the searched range: the error taken as ``1/n`` from the last point."""
+    return max(1, min(MAX_USERS, math.ceil(hi * e_hi / target)))
