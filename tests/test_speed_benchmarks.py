@@ -32,3 +32,16 @@ def test_interval_speed_tiny(tmp_path):
     assert set(frame["kind"]) == {"normal"} and frame["vectorised"].all()
     assert (frame["bootstrap_seconds"] > 0).all()
     assert (tmp_path / "interval_speed.csv").exists()
+
+
+def test_choose_speed_tiny(tmp_path):
+    from benchmarks import choose_speed
+
+    args = choose_speed.build_parser().parse_args(
+        ["--dataset", "zipf:d=64", "--reps", "2", "--queries", "full", "top:3", "--out",
+         str(tmp_path)]
+    )  # fmt: skip
+    frame = choose_speed.main(args)
+    assert list(frame["query"]) == ["full", "top:3"] and (frame["seconds"] > 0).all()
+    steps = pd.read_csv(tmp_path / "choose_speed_steps.csv")
+    assert "power-ns" in set(steps["method"])
