@@ -26,6 +26,7 @@ EXAMPLES_DIR = ROOT / "examples"
 EXAMPLES = [
     "aggregate_parquet.py --d 64 --n 5000 --batch 2000",
     "audit_oracles.py --domain-size 3 --samples 2000",
+    "choose_a_method.py --d 64 --n 20000 --reps 3 --k 3",
     "convex_kkt.py --d 16 --n 5000",
     "empirical_bayes.py --d 64 --n 20000 --reps 1",
     "first_estimate.py --d 64 --n 20000 --reps 5",
