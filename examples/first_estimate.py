@@ -206,8 +206,10 @@ def parse_args(argv=None):
 # which lowers the full-domain error several-fold. Its interval for a set is, by
 # default, the normal interval of the *raw* estimate with its exact variance: it is
 # centred on the unbiased sum, so it covers at its nominal rate for any set named before
-# looking at the data. For sets chosen *because* of the estimate (the top items, say) it
-# does not; ``paper/intervals.md`` measures both.
+# looking at the data, and it need not contain ``norm-sub``'s own answer for the set
+# (the dots on the right; :meth:`~bayesldp.estimate.Estimate.interval` says so in the
+# interval's ``note`` when it happens). For sets chosen *because* of the estimate (the
+# top items, say) it does not cover at its rate; ``paper/intervals.md`` measures both.
 
 if __name__ == "__main__":
     main(parse_args())
