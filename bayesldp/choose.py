@@ -14,7 +14,8 @@ measurement rounded to ``n`` users (:func:`~bayesldp.intervals._bootstrap.fitted
 the first is flat below its cut, the second heavy-tailed, and the true data usually lie
 between. For each fit every method's loss is divided by the best method's loss under that
 fit; the method with the smallest mean ratio over the fits is chosen, and the result says
-when the two fits prefer different methods.
+when the two fits prefer different methods. A ``power-ns`` fit whose exponent sits at its
+search bound is no synthetic truth (:func:`degenerate`) and is left out.
 
 Losses, with :math:`e = f' - f_{\rm synthetic}` the error of one replicate:
 
@@ -61,7 +62,7 @@ from bayesldp._validation import (
 )
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
-from bayesldp.methods._calibrate import fit_exponent_mean
+from bayesldp.methods._calibrate import S_MAX, fit_exponent_mean
 from bayesldp.methods.registry import MethodSpec, get_method, method_names, postprocess
 
 if TYPE_CHECKING:  # pandas and the bootstrap load on the first call (a light import)
@@ -75,6 +76,7 @@ __all__ = [
     "Query",
     "choose_method",
     "default_methods",
+    "degenerate",
     "parse_query",
     "query_loss",
     "rank_losses",
@@ -228,7 +230,8 @@ class MethodChoice:
     agree : bool
         Whether every fit has the same winner.
     note : str
-        Says which fit prefers which method when they disagree; empty otherwise.
+        Says which fit prefers which method when they disagree, and which fit was left
+        out as :func:`degenerate`; empty otherwise.
     reps : int
         Simulated collections per fit.
     """
@@ -423,6 +426,11 @@ def choose_method(
         + ", ".join(f"{fit} fit prefers {w}" for fit, w in winners.items())
         + f"; {chosen} has the best mean ratio"
     )
+    dropped = [fit for fit in fits if fit not in losses]
+    if dropped:
+        note = "; ".join(
+            filter(None, [note, f"the {', '.join(dropped)} fit is degenerate and not used"])
+        )
     estimate = fits[chosen] if chosen in fits else postprocess(m, chosen)
     return MethodChoice(chosen, estimate, table, q, winners, agree, note, reps)
 
@@ -456,7 +464,8 @@ def simulated_losses(
     Returns
     -------
     losses : dict
-        For each fit of :data:`FITS`, an array of shape ``(queries, methods, reps)``.
+        For each fit of :data:`FITS` that is not :func:`degenerate`, an array of shape
+        ``(queries, methods, reps)``.
     fits : dict
         Each fit's estimate of ``m``.
 
@@ -478,6 +487,9 @@ def simulated_losses(
     fits = {fit: postprocess(m, fit) for fit in FITS}
     out: dict[str, np.ndarray] = {}
     for fit, est in fits.items():
+        if degenerate(est):
+            logger.debug("choose_method: the %s fit is degenerate; not used", fit)
+            continue
         x = fitted_counts(est.frequencies, m.n)
         truth = x / m.n
         counts = np.stack([bootstrap_counts(m, x, generator) for _ in range(reps)])
@@ -489,6 +501,30 @@ def simulated_losses(
                 loss[j, i] = query_loss(q, outputs, truth, spec.query_rule, set_rng)
         out[fit] = loss
     return out, fits
+
+
+def degenerate(fit: Estimate) -> bool:
+    """Whether a fit is no synthetic truth: its power-law exponent at the search bound.
+
+    ``power-ns`` clips its fitted exponent at ``s_max`` when the mean estimate is below
+    what any power law of exponent ``s <= s_max`` gives (few users, small epsilon): its
+    prior is then almost a point mass at one user per item, and so is its estimate.
+
+    Parameters
+    ----------
+    fit : Estimate
+        A fit of :data:`FITS`.
+
+    Examples
+    --------
+    >>> import numpy as np, bayesldp
+    >>> from bayesldp.choose import degenerate
+    >>> m = bayesldp.OUE(1.0, 16).simulate(np.full(16, 500), np.random.default_rng(0))
+    >>> degenerate(bayesldp.postprocess(m, "norm-sub"))
+    False
+    """
+    s = fit.info.get("s")
+    return s is not None and float(np.max(s)) >= S_MAX
 
 
 def rank_losses(

@@ -44,6 +44,8 @@ METHODS: tuple[str, ...] = (*CANDIDATES, "eb-npmle")
 #: choices (the papers' procedure on one synthetic truth).
 TRUE, CHOICE = 0.0, 1.0
 FIT_CODES = {fit: 2.0 + i for i, fit in enumerate(FITS)}
+#: ``param`` codes of each fit's mean simulated loss per method (for other rules).
+LOSS_CODES = {fit: 10.0 + i for i, fit in enumerate(FITS)}
 
 
 def queries(dataset: Dataset) -> dict[str, object]:
@@ -85,15 +87,38 @@ def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]
                      np.nan, ""))  # fmt: skip
         for fit, winner in winners.items():
             rows.append((winner, label, FIT_CODES[fit], np.nan, np.nan, ""))
+        for fit, v in losses.items():
+            for name, mean in zip(candidates, v[j].mean(axis=1), strict=True):
+                rows.append((name, label, LOSS_CODES[fit], float(mean), np.nan, ""))
     return rows
+
+
+def other_rules(g: pd.DataFrame) -> dict[str, str]:
+    """Methods other rules would pick from the fits' mean simulated losses (what-ifs).
+
+    ``geometric``: the smallest geometric mean of the loss ratios over the fits;
+    ``minimax``: the smallest largest ratio; ``pooled``: the smallest mean loss.
+    """
+    table = g[g["param"].isin(list(LOSS_CODES.values()))].pivot_table(
+        index="method", columns="param", values="value"
+    )
+    if table.empty:
+        return {}
+    ratios = table / table.min(axis=0)
+    return {
+        "geometric": str(np.log(ratios).mean(axis=1).idxmin()),
+        "minimax": str(ratios.max(axis=1).idxmin()),
+        "pooled": str(table.mean(axis=1).idxmin()),
+    }
 
 
 def choice_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per run and query: the regret of the choice, of each single fit and of each method.
 
     Columns ``regret`` (the library's choice), ``regret[FIT]`` (the papers' procedure on
-    that fit alone) and ``always[METHOD]`` (the fixed policy), each the true error of the
-    method picked over the best candidate's true error.
+    that fit alone), ``rule[NAME]`` (:func:`other_rules`) and ``always[METHOD]`` (the
+    fixed policy), each the true error of the method picked over the best method's true
+    error.
     """
     rows = []
     for (ds, eps, rep, query), g in results.groupby(["dataset", "epsilon", "rep", "metric"]):
@@ -106,7 +131,11 @@ def choice_table(results: pd.DataFrame) -> pd.DataFrame:
                "best": true.idxmin(), "chosen": chosen.iloc[0],
                "regret": true[chosen.iloc[0]] / best}  # fmt: skip
         for fit, code in FIT_CODES.items():
-            row[f"regret[{fit}]"] = true[g.loc[g["param"] == code, "method"].iloc[0]] / best
+            winner = g.loc[g["param"] == code, "method"]
+            # a degenerate fit has no winner: the papers' procedure then uses the other
+            row[f"regret[{fit}]"] = true[winner.iloc[0]] / best if len(winner) else np.nan
+        for rule, pick in other_rules(g).items():
+            row[f"rule[{rule}]"] = true[pick] / best
         for method, value in true.items():
             row[f"always[{method}]"] = value / best
         rows.append(row)
@@ -128,7 +157,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     and each fixed policy) and ``report.md`` (both tables in Markdown).
     """
     table = choice_table(results)
-    cols = [c for c in table.columns if c.startswith(("regret", "always["))]
+    cols = [c for c in table.columns if c.startswith(("regret", "rule[", "always["))]
     summary = table.groupby(["dataset", "query", "epsilon"], as_index=False).agg(
         runs=("rep", "size"), **{c: (c, "mean") for c in cols}
     )

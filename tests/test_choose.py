@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesldp
-from bayesldp.choose import FITS, default_methods, parse_query, set_loss
+from bayesldp.choose import FITS, default_methods, degenerate, parse_query, set_loss
 from bayesldp.methods.registry import get_method
 from tests.helpers import zipf_frequencies
 
@@ -60,7 +60,7 @@ def test_chosen_has_the_smallest_score(measurement, query):
         assert winner == col.min()
         assert (table[f"spread[{fit}]"] >= 0).all()
     assert choice.agree == (len(set(choice.winners.values())) == 1)
-    assert (choice.note == "") == choice.agree
+    assert (choice.note == "") == (choice.agree and len(choice.winners) == len(FITS))
     assert choice.estimate.method == choice.chosen
     assert choice.estimate.measurement is measurement
     assert sorted(table["method"]) == sorted(default_methods())
@@ -177,3 +177,17 @@ def test_hostile_queries(measurement, kind, value, reps):
         return
     assert np.isfinite(choice.ranking["error"]).all()
     assert choice.chosen in ("base", "norm-sub")
+
+
+def test_a_degenerate_power_fit_is_left_out():
+    # Few users at a small epsilon: the mean estimate is below any power law's, so
+    # power-ns clips its exponent at the bound and its fit is no synthetic truth.
+    counts = np.random.default_rng(0).multinomial(300, np.ones(400) / 400)
+    m = bayesldp.OUE(0.3, 400).simulate(counts, np.random.default_rng(5))
+    with pytest.warns(RuntimeWarning, match="s <= 20"):
+        fit = bayesldp.postprocess(m, "power-ns")
+    assert degenerate(fit)
+    with pytest.warns(RuntimeWarning):
+        choice = bayesldp.choose_method(m, "full", reps=2, rng=0)
+    assert list(choice.winners) == ["norm-sub"]
+    assert "degenerate" in choice.note
