@@ -210,7 +210,11 @@ def _unit_measurement(oracle: FrequencyOracle, n: int) -> Measurement:
 
 
 def raw_mse_per_user(
-    oracle: FrequencyOracle, frequencies: np.ndarray, kind: str, value: float
+    oracle: FrequencyOracle,
+    frequencies: np.ndarray,
+    kind: str,
+    value: float,
+    simulated: bool = False,
 ) -> float:
     """Return the raw estimates' expected squared query error for one user (divide by n).
 
@@ -230,6 +234,10 @@ def raw_mse_per_user(
         The query kind, and ``value`` its parameter (see :func:`parse_query`).
     value : float
         The query's parameter.
+    simulated : bool, default False
+        Under the law :func:`simulate_errors` draws instead: for an oracle whose
+        simulation draws each count's marginal (OLH, SS, HR), a set's counts as if
+        independent.
     """
     if kind == "full":
         return float(np.mean(oracle.variance(frequencies)))
@@ -240,6 +248,8 @@ def raw_mse_per_user(
     m = _unit_measurement(oracle, n)
     size = set_size(oracle.domain_size, value)
     cls = oracle_class(oracle.name, FrequencyOracle)
+    if simulated and not oracle.exact_counts_simulation:
+        cls = FrequencyOracle
     var = cls.random_set_count_variance(m, size, frequencies)
     return var / (n * (oracle.p - oracle.q) ** 2)  # Var C_S / (n (p-q))^2, times n
 
@@ -358,7 +368,7 @@ def plan(
         def simulate(n: int, oracle: FrequencyOracle = oracle) -> dict[str, np.ndarray]:
             return simulate_errors(oracle, f, n, (kind, value), candidates, reps, gen)
 
-        curve = Curve(simulate)
+        curve = Curve(simulate, raw_mse_per_user(oracle, f, kind, value, simulated=True))
         base: dict[str, Any] = {
             "oracle": oracle.name,
             "parameters": ", ".join(

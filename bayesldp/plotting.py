@@ -26,6 +26,7 @@ __all__ = [
     "method_panels",
     "method_style",
     "new_figure",
+    "plan_figure",
     "save_figure",
     "two_panel_rows",
 ]
@@ -382,3 +383,48 @@ def dot_plot(
     save_figure(fig, path)
     out = pd.concat(stats, ignore_index=True) if stats else pd.DataFrame()
     return out[["metric", "method", "mean", "se", "min", "max", "count"]] if stats else out
+
+
+def plan_figure(table: pd.DataFrame) -> Any:
+    """Draw a plan: expected error against users, for each oracle.
+
+    The raw estimates' error (dashed, exactly proportional to ``1/n``) and the simulated
+    error after the recommended post-processing (solid, one marker per simulated user
+    count, from ``table.attrs["curve"]``), with the target error when the plan had one.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As :func:`bayesldp.plan` returns it.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, both axes logarithmic.
+    """
+    from bayesldp.oracles import ORACLES
+
+    fig, axes = new_figure(1, 1, width=6.5, row_height=4.2)
+    ax = axes[0, 0]
+    curve = table.attrs.get("curve", pd.DataFrame(columns=["oracle", "users", "post_mse"]))
+    users = pd.concat([table["users"], curve["users"]]).astype(float)
+    span = np.geomspace(users.min() / 2, users.max() * 2, 50)
+    colours = {name: f"C{i % 10}" for i, name in enumerate(ORACLES)}
+    for oracle, rows in table.groupby("oracle", sort=False):
+        colour = colours.get(str(oracle), "k")
+        per_user = float((rows["raw_mse"] * rows["users"]).iloc[0])
+        ax.plot(span, per_user / span, ls="--", lw=1, color=colour)
+        points = curve[curve["oracle"] == oracle].sort_values("users")
+        ax.plot(points["users"], points["post_mse"], "o-", ms=3, color=colour,
+                label=f"{oracle} ({int(rows['report_bits'].iloc[0])} bits)")  # fmt: skip
+    if "target" in table:
+        ax.axhline(float(table["target"].iloc[0]), color="k", lw=0.8, ls=":", label="target")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("users")
+    ax.set_ylabel(f"expected squared error ({table.attrs.get('query', 'query')})")
+    title = "dashed: raw estimates; solid: recommended post-processing (simulated)"
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

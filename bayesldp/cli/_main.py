@@ -17,6 +17,8 @@ from bayesldp.cli._demo import add_parser as add_demo
 from bayesldp.cli._demo import run as run_demo
 from bayesldp.cli._experiment import add_parser as add_experiment
 from bayesldp.cli._experiment import run as run_experiment
+from bayesldp.cli._plan import add_parser as add_plan
+from bayesldp.cli._plan import run as run_plan
 
 #: The commands, in the order ``bayesldp --help`` lists them: how each adds its parser
 #: to the subcommands, and how it runs.
@@ -26,11 +28,13 @@ COMMANDS: dict[str, tuple[Callable[[Any], ArgumentParser], Callable[[Any], int]]
     "aggregate": (add_aggregate, run_aggregate),
     "audit": (add_audit, run_audit),
     "choose": (add_choose, run_choose),
+    "plan": (add_plan, run_plan),
 }
 DESCRIPTION = (
     "Post-processing of local differential privacy frequency estimates: run the demo, "
     "an experiment (a paper figure or a study), an aggregation of report files, or an "
-    "epsilon-LDP audit of an oracle. 'bayesldp COMMAND --help' shows a command's options. "
+    "epsilon-LDP audit of an oracle, a method choice or a collection plan. "
+    "'bayesldp COMMAND --help' shows a command's options. "
     "Exit codes: 0 done, 1 audit violated, 2 user error, 130 stopped by Ctrl-C (run the "
     "same command again to resume), 141 output closed early."
 )
