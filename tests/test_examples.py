@@ -33,6 +33,7 @@ EXAMPLES = [
     "heavy_hitters.py --d 64 --n 20000 --threshold 0.02 --reps 3",
     "likelihood_methods.py --d 16 --n 5000 --reps 1",
     "papers_figures.py --d 32 --n 5000 --epsilon 1 --reps 1 --queries 2",
+    "plan_a_collection.py --d 32 --target 1e-3 --reps 3",
     "real_dataset.py --sample-fraction 0.001 --states 5",
     "your_own_method.py --n 5000 --reps 2",
 ]
