@@ -183,27 +183,32 @@ class MethodsTable(_GeneratedDirective):
 
 
 class ExperimentsTable(_GeneratedDirective):
-    """``.. bayesldp-experiments::``: the experiments as a table."""
+    """``.. bayesldp-experiments::``: the experiments as a table, then their own options."""
 
     def lines(self) -> list[str]:
-        """Return the table's reST lines."""
+        """Return the table's reST lines and the list of the experiments' own options."""
         rows = []
+        options = []
         for row in experiment_rows():
-            options = "; ".join(
-                f"``--{key.replace('_', '-')}``: {_escape(text)} (default ``{default!r}``)"
-                for key, (text, default) in row["options"].items()
-            )
             rows.append(
                 [
                     f"``{row['name']}``",
                     row["group"],
                     _escape(row["description"]),
                     _escape(row["figure"]),
-                    options,
                 ]
             )
-        header = ["NAME", "group", "what it runs", "reproduces", "its own options"]
-        return _table(header, rows, [16, 8, 34, 18, 24])
+            if row["options"]:
+                listed = "; ".join(
+                    f"``--{key.replace('_', '-')}`` {_escape(text)} (default ``{default!r}``)"
+                    for key, (text, default) in row["options"].items()
+                )
+                options.append(f"- ``{row['name']}``: {listed}")
+        header = ["NAME", "group", "what it runs", "reproduces"]
+        lines = _table(header, rows, [18, 10, 44, 28])
+        if options:
+            lines += ["", "Options of their own, besides the runner's:", "", *options]
+        return lines
 
 
 def command_help(args: list[str]) -> str:
