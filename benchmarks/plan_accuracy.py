@@ -36,7 +36,8 @@ QUERIES = ("full", "set:0.5", "top:10")
 def measured_error(oracle, counts, method, query, runs, rng) -> tuple[float, float]:
     """Mean and standard error of ``method``'s query error on fresh rounds of ``counts``."""
     from bayesldp import postprocess
-    from bayesldp._plan_simulation import SETS_PER_RUN, set_size, top_items
+    from bayesldp._plan_simulation import SETS_PER_RUN, random_set_error, set_size, top_items
+    from bayesldp.methods.registry import get_method
     from bayesldp.planning import parse_query
 
     n, d = int(counts.sum()), counts.size
@@ -50,7 +51,10 @@ def measured_error(oracle, counts, method, query, runs, rng) -> tuple[float, flo
         elif kind == "top":
             top = top_items(truth, int(value))[0]
             errors.append(float(np.mean((est.frequencies[top] - truth[top]) ** 2)))
-        else:
+        elif get_method(method).query_rule == "sum":  # every set of the size, exactly
+            size = set_size(d, value)
+            errors.append(float(random_set_error((est.frequencies - truth)[None, :], size)[0]))
+        else:  # a query-time rule (post-pos): random sets
             size = set_size(d, value)
             sq = []
             for _ in range(SETS_PER_RUN):
