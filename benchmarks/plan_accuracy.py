@@ -120,6 +120,11 @@ def main(args: argparse.Namespace):
     return frame
 
 
+def spread(value: float, se: float) -> str:
+    """Return ``± se``, or ``(exact)`` when the control variate leaves no noise (base)."""
+    return "(exact)" if se <= 1e-9 * abs(value) else f"± {se:.1g}"
+
+
 def markdown(frame) -> str:
     """Return the table of paper/plan.md: one row per cell."""
     lines = [
@@ -130,7 +135,8 @@ def markdown(frame) -> str:
         mark = "" if abs(r.ratio - 1) <= 0.15 else " **miss**"
         lines.append(
             f"| {r.dataset} | {r.prior} | {r.epsilon:g} | {r.query} | {r.method} | "
-            f"{r.predicted:.3g} ± {r.predicted_se:.1g} | {r.measured:.3g} ± {r.measured_se:.1g} | "
+            f"{r.predicted:.3g} {spread(r.predicted, r.predicted_se)} | "
+            f"{r.measured:.3g} {spread(r.measured, r.measured_se)} | "
             f"{r.ratio:.3f}{mark} | {r.z:+.1f} |"
         )
     return "\n".join(lines) + "\n"
