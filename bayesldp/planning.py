@@ -1,6 +1,6 @@
 r"""Planning a collection: which oracle, and how many users, for the error a query accepts.
 
-:func:`plan` answers, before anything is collected, for each registered oracle: the
+:func:`bayesldp.plan` answers, before anything is collected, for each registered oracle: the
 expected error of the raw estimates (exact, from the oracle's variance formulas), the
 bits each user sends, the expected error after the recommended post-processing
 (simulated on a prior), and, given a target error, the users each needs.
@@ -274,11 +274,12 @@ def plan(
     variance formulas (it is :math:`V/n` for a per-user :math:`V`); the bits one user
     sends (:attr:`~bayesldp.FrequencyOracle.report_bits`); and the error after the
     recommended post-processing, the candidate method with the lowest mean error in
-    ``reps`` collections simulated on the prior (:func:`simulate_errors`). Given a
-    ``target``, the users each needs: for the raw estimates :math:`\lceil V /
-    \mathrm{target} \rceil`; after post-processing, a search over user counts a factor
-    :data:`SEARCH_STEP` apart, interpolated linearly in log error against log users
-    (post-processed error is not exactly proportional to :math:`1/n`).
+    ``reps`` collections simulated on the prior (the user guide's "Planning a
+    collection" says how). Given a ``target``, the users each needs: for the raw
+    estimates :math:`\lceil V / \mathrm{target} \rceil`; after post-processing, a
+    search over user counts a factor 4 apart, interpolated linearly in log error
+    against log users (post-processed error is not exactly proportional to
+    :math:`1/n`).
 
     Parameters
     ----------
@@ -297,7 +298,7 @@ def plan(
         error of each is defined in :mod:`bayesldp.planning`.
     prior : None, "uniform", float or array_like, optional
         The distribution of the users' values: uniform, a Zipf exponent, or a pilot
-        histogram of ``d`` counts or frequencies (see :func:`prior_frequencies`).
+        histogram of ``d`` counts or frequencies (see :mod:`bayesldp.planning`).
     oracles : str or sequence of str, optional
         Registered oracle names to plan for; all of them by default.
     methods : str or sequence of str, optional
