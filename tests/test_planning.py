@@ -200,3 +200,24 @@ def test_hostile_input_is_a_value_error_naming_the_argument_or_a_valid_table(arg
     assert len(table) >= 1
     assert np.isfinite(table["raw_mse"]).all() and (table["raw_mse"] >= 0).all()
     assert np.isfinite(table["post_mse"]).all()
+
+
+@pytest.mark.parametrize("name", list(bayesldp.ORACLES))
+def test_random_set_variance_is_the_average_over_every_set(name):
+    """Enumerate every set of 3 of 7 items: the mean of the exact set variances."""
+    from itertools import combinations
+
+    from bayesldp.intervals import subset_count_variances
+
+    d, size, n = 7, 3, 1000
+    f = np.random.default_rng(1).dirichlet(np.ones(d))
+    oracle = make_oracle(name, 0.8, d)
+    counts = np.zeros(d, dtype=np.int64)
+    counts[0] = n
+    m = oracle.measurement(counts, n)
+    masks = np.zeros((35, d), dtype=bool)
+    for i, items in enumerate(combinations(range(d), size)):
+        masks[i, list(items)] = True
+    expected = subset_count_variances(m, masks, f).mean()
+    cls = bayesldp.oracles.oracle_class(name)
+    np.testing.assert_allclose(cls.random_set_count_variance(m, size, f), expected, rtol=1e-12)
