@@ -1,4 +1,4 @@
-"""How well ``bayesldp.plan`` predicts the error after its recommended post-processing.
+r"""How well ``bayesldp.plan`` predicts the error after its recommended post-processing.
 
 For each dataset (the papers' Zipf: d = 1024, s = 1.5, n = 1e6; us_cities; wordfreq),
 epsilon and query, ``plan`` is called for OUE (the papers' oracle) at the dataset's
@@ -19,6 +19,8 @@ Priors given to ``plan``:
 
     python benchmarks/plan_accuracy.py                        # the table of paper/plan.md
     python benchmarks/plan_accuracy.py --datasets zipf --epsilons 1 --runs 5   # quick
+    python benchmarks/plan_accuracy.py --oracles GRR HR --priors truth --runs 30 \
+        --out benchmarks/results/plan_oracles        # oracles whose plan draws marginals
 """
 
 from __future__ import annotations
@@ -77,7 +79,6 @@ def main(args: argparse.Namespace):
     """Run every cell, write the CSV and the markdown table."""
     import pandas as pd
 
-    from bayesldp import OUE, plan
     from bayesldp.datasets import get_dataset
 
     rows = []
@@ -85,31 +86,12 @@ def main(args: argparse.Namespace):
     for name in args.datasets:
         dataset = get_dataset(name)
         counts = np.asarray(dataset.counts)
-        n, d = int(counts.sum()), counts.size
         for label, prior in priors(name, counts, args.pilot_share, rng).items():
+            if args.priors and label not in args.priors and name != "zipf":
+                continue
             for eps in args.epsilons:
-                oracle = OUE(eps, d)
-                for query in args.queries:
-                    start = time.perf_counter()
-                    table = plan(d, eps, users=n, query=query, prior=prior, oracles="OUE",
-                                 reps=args.reps, rng=rng)  # fmt: skip
-                    seconds = time.perf_counter() - start
-                    row = table.iloc[0]
-                    mean, se = measured_error(oracle, counts, row["method"], query, args.runs, rng)
-                    rows.append({
-                        "dataset": name, "d": d, "n": n, "prior": label, "epsilon": eps,
-                        "query": query, "method": row["method"],
-                        "raw_predicted": float(row["raw_mse"]),
-                        "predicted": float(row["post_mse"]),
-                        "predicted_se": float(row["post_se"]),
-                        "measured": mean, "measured_se": se, "ratio": float(row["post_mse"]) / mean,
-                        "z": (float(row["post_mse"]) - mean) / np.hypot(float(row["post_se"]), se),
-                        "plan_seconds": seconds, "load": os.getloadavg()[0],
-                    })  # fmt: skip
-                    r = rows[-1]
-                    print(f"{name:<9} {label:<6} eps {eps:<4g} {query:<8} {r['method']:<9} "
-                          f"pred {r['predicted']:.3e} meas {mean:.3e} ratio {r['ratio']:.3f} "
-                          f"({seconds:.1f} s)", flush=True)  # fmt: skip
+                for oracle_name in args.oracles:
+                    rows += cell(name, counts, label, prior, eps, oracle_name, args, rng)
     frame = pd.DataFrame(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -120,6 +102,37 @@ def main(args: argparse.Namespace):
     return frame
 
 
+def cell(name, counts, label, prior, eps, oracle_name, args, rng) -> dict:
+    """Plan one (dataset, prior, eps, oracle) for each query; measure; return the rows."""
+    from bayesldp import make_oracle, plan
+
+    n, d = int(counts.sum()), counts.size
+    oracle = make_oracle(oracle_name, eps, d)
+    out = []
+    for query in args.queries:
+        start = time.perf_counter()
+        table = plan(d, eps, users=n, query=query, prior=prior, oracles=oracle_name,
+                     reps=args.reps, rng=rng)  # fmt: skip
+        seconds = time.perf_counter() - start
+        row = table.iloc[0]
+        mean, se = measured_error(oracle, counts, row["method"], query, args.runs, rng)
+        out.append({
+            "dataset": name, "d": d, "n": n, "prior": label, "epsilon": eps,
+            "oracle": oracle_name, "query": query, "method": row["method"],
+            "raw_predicted": float(row["raw_mse"]),
+            "predicted": float(row["post_mse"]),
+            "predicted_se": float(row["post_se"]),
+            "measured": mean, "measured_se": se, "ratio": float(row["post_mse"]) / mean,
+            "z": (float(row["post_mse"]) - mean) / np.hypot(float(row["post_se"]), se),
+            "plan_seconds": seconds, "load": os.getloadavg()[0],
+        })  # fmt: skip
+        r = out[-1]
+        print(f"{name:<9} {label:<6} eps {eps:<4g} {oracle_name:<4} {query:<8} {r['method']:<9} "
+              f"pred {r['predicted']:.3e} meas {mean:.3e} ratio {r['ratio']:.3f} "
+              f"({seconds:.1f} s)", flush=True)  # fmt: skip
+    return out
+
+
 def spread(value: float, se: float) -> str:
     """Return ``± se``, or ``(exact)`` when the control variate leaves no noise (base)."""
     return "(exact)" if se <= 1e-9 * abs(value) else f"± {se:.1g}"
@@ -128,13 +141,14 @@ def spread(value: float, se: float) -> str:
 def markdown(frame) -> str:
     """Return the table of paper/plan.md: one row per cell."""
     lines = [
-        "| dataset | prior | eps | query | method | predicted | measured | ratio | z |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| dataset | prior | eps | oracle | query | method | predicted | measured | ratio | z |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in frame.itertuples(index=False):
         mark = "" if abs(r.ratio - 1) <= 0.15 else " **miss**"
         lines.append(
-            f"| {r.dataset} | {r.prior} | {r.epsilon:g} | {r.query} | {r.method} | "
+            f"| {r.dataset} | {r.prior} | {r.epsilon:g} | {getattr(r, 'oracle', 'OUE')} | "
+            f"{r.query} | {r.method} | "
             f"{r.predicted:.3g} {spread(r.predicted, r.predicted_se)} | "
             f"{r.measured:.3g} {spread(r.measured, r.measured_se)} | "
             f"{r.ratio:.3f}{mark} | {r.z:+.1f} |"
@@ -151,6 +165,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=50, help="plan's simulated collections")
     parser.add_argument("--runs", type=int, default=100, help="fresh rounds on the true data")
     parser.add_argument("--pilot-share", type=float, default=0.05)
+    parser.add_argument("--oracles", nargs="+", default=["OUE"], help="simulated exactly")
+    parser.add_argument("--priors", nargs="+", default=None, help="truth and/or sample")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/results/plan")
     return parser.parse_args(argv)
