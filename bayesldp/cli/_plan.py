@@ -31,8 +31,8 @@ def add_parser(commands: Any) -> ArgumentParser:
         description="For each oracle: the exact expected error of the raw estimates for "
         "the query, the bits a user sends, the error after the recommended post-processing "
         "(simulated on a prior: uniform, Zipf or a pilot histogram) and, with a target, the "
-        "users each needs (bayesldp.plan). Prints a table; writes plan.csv and a figure of "
-        "error against users (plan.png) to --out.",
+        "users each needs (bayesldp.plan). Prints a table; writes plan.csv, curve.csv (every "
+        "simulated point) and a figure of error against users (plan.png) to --out.",
     )
     plan.add_argument("--d", type=integer, default=None, help="domain size (default: --pilot's)")
     plan.add_argument("--epsilon", type=number, required=True, help="privacy budget (> 0)")
