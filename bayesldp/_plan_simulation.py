@@ -209,8 +209,11 @@ class Curve:
         bracketed = e_lo > target >= e_hi and lo < hi
         if not bracketed:
             return (hi if e_hi <= target else _extrapolate(lo, e_lo, hi, e_hi, target)), False
-        self(_interpolate(lo, e_lo, hi, e_hi, target))
+        middle = _interpolate(lo, e_lo, hi, e_hi, target)
+        self(middle)
         inside = [(k, v[1]) for k, v in self.points.items() if lo <= k <= hi and v[1] > 0]
+        if len({k for k, _ in inside}) < 2:  # errors of 0 leave no line to fit
+            return middle, True
         return _fit_users(inside, lo, hi, target), True
 
 

@@ -140,7 +140,7 @@ def prior_frequencies(prior: Any, domain_size: int) -> np.ndarray:
         w = np.arange(1, d + 1, dtype=np.float64) ** (-s)
         return w / w.sum()
     arr = as_array(prior, "prior")
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise ValueError(f"prior must hold numbers, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     if arr.shape != (d,):
