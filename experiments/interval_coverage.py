@@ -273,7 +273,12 @@ def tables(summary: pd.DataFrame, prob: float = 0.9) -> str:
     )
     if len(miss):
         cols = ["dataset", "epsilon", "method", "kind", "query", "coverage", "se", "runs"]
-        parts.append(markdown_table(miss[cols].round(4)))
+        miss = miss.assign(beyond_2se=(miss["coverage"] - prob).abs() > 2 * miss["se"])
+        parts.append(
+            "`beyond_2se`: the nominal level lies more than two standard errors away (a miss "
+            "the runs resolve; otherwise within Monte Carlo error).\n"
+        )
+        parts.append(markdown_table(miss[[*cols, "beyond_2se"]].round(4)))
     ranges = indep.groupby(["method", "kind"], sort=False)["coverage"].agg(["min", "max"])
     sel = summary[summary["selected"]].groupby(["method", "kind"], sort=False)["coverage"]
     ranges["top10_est min"], ranges["top10_est max"] = sel.min(), sel.max()
