@@ -39,6 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
+#: Columns of the Markdown table written beside the CSV.
+TABLE = ("method", "d", "kind", "fit_seconds", "first_seconds", "set_seconds", "item_seconds",
+         "meets_2s", "posterior_first_seconds", "load")  # fmt: skip
+
 
 def time_queries(est, masks, items, kind=None) -> tuple[float, float, float, float]:
     """Seconds of the first set interval, then the mean and largest per set and per item."""
@@ -71,6 +75,13 @@ def main(args: argparse.Namespace):
     """Fit each method once per domain size, time its intervals (and bootstrap), write the table."""
     import pandas as pd
 
+    if args.table_only:  # rewrite the Markdown table from the saved CSV
+        from bayesldp._io import atomic_open, markdown_table
+
+        table = pd.read_csv(Path(args.out) / f"{args.name}.csv")
+        with atomic_open(Path(args.out) / f"{args.name}.md") as fh:
+            fh.write(markdown_table(table[[c for c in TABLE if c in table]]) + "\n")
+        return table
     rows: list[dict] = []
     for d in args.d:
         rows += time_domain(args, d, rows)
@@ -84,7 +95,7 @@ def time_domain(args: argparse.Namespace, d: int, done: list) -> list[dict]:
     import bayesldp
     import bayesldp._draws as draws_module
     from bayesldp import datasets, estimate, metrics
-    from bayesldp._io import write_csv
+    from bayesldp._io import atomic_open, markdown_table, write_csv
     from bayesldp.intervals import ParametricBootstrap, available_intervals
     from bayesldp.methods.registry import get_method
 
@@ -139,7 +150,10 @@ def time_domain(args: argparse.Namespace, d: int, done: list) -> list[dict]:
         row["load"] = os.getloadavg()[0]
         rows.append(row)
         print(row, flush=True)
-        write_csv(Path(args.out) / f"{args.name}.csv", pd.DataFrame(done + rows))
+        table = pd.DataFrame(done + rows)
+        write_csv(Path(args.out) / f"{args.name}.csv", table)
+        with atomic_open(Path(args.out) / f"{args.name}.md") as fh:
+            fh.write(markdown_table(table[[c for c in TABLE if c in table]]) + "\n")
     return rows
 
 
@@ -153,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/results/interval_speed")
     parser.add_argument("--name", default="interval_speed")
+    parser.add_argument("--table-only", action="store_true",
+                        help="only rewrite OUT/NAME.md from the saved OUT/NAME.csv")  # fmt: skip
     return parser
 
 

@@ -36,6 +36,10 @@ def test_interval_speed_tiny(tmp_path):
     assert (eb["posterior_first_seconds"] > 0).all() and eb["same_intervals"].all()
     assert (frame["first_seconds"] > 0).all() and frame["meets_2s"].dtype == bool
     assert (tmp_path / "interval_speed.csv").exists()
+    table = (tmp_path / "interval_speed.md").read_text()
+    assert table.count("| eb-npmle |") == 2 and "first_seconds" in table
+    args.table_only = True
+    assert interval_speed.main(args).shape == frame.shape
 
 
 def test_choose_speed_tiny(tmp_path):
