@@ -262,7 +262,7 @@ def tables(summary: pd.DataFrame, prob: float = 0.9) -> str:
     wide = wide[[q for q in order if q in wide]]
     runs = cell.groupby(["dataset", "epsilon", "method", "kind"], sort=False)["runs"].max()
     wide["runs"] = runs.astype(int)
-    wide = wide.rename(columns={SELECTED: "| top10 by estimate (data-selected)"})
+    wide = wide.rename(columns={SELECTED: "top10 by estimate (data-selected)"})
     parts = [f"### Coverage of {prob:.0%} intervals (± Monte Carlo standard error)\n",
              markdown_table(wide.reset_index().fillna("")), ""]  # fmt: skip
     indep = summary[~summary["selected"]]
