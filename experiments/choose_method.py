@@ -189,9 +189,17 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
         ignore_index=True,
     )  # fmt: skip
     overall.to_csv(folder / "overall.csv", index=False)
+    shown = ["regret", *[f"regret[{f}]" for f in FITS], "always[power-ns]", "always[eb-npmle]"]
+    by_query = (
+        summary.assign(mean_error_ratio=summary["mean_error_ratio"])
+        .groupby("query", as_index=False)[[c for c in shown if c in summary] + ["mean_error_ratio"]]
+        .mean()
+    )
     (folder / "report.md").write_text(
         "## Overall (mean over cells)\n\n"
         + _markdown(overall)
+        + "\n## By query (mean over datasets and epsilons)\n\n"
+        + _markdown(by_query)
         + "\n## Every cell\n\n"
         + _markdown(cells)
     )
