@@ -300,7 +300,7 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     n_rows = blocks["label"].nunique()
     cols = min(3, len(cells))
     rows_n = -(-len(cells) // cols)
-    fig, axes = new_figure(rows_n, cols, width=5.5 * cols, row_height=1.2 + 0.28 * n_rows)
+    fig, axes = new_figure(rows_n, cols, width=5.5 * cols, row_height=max(2.8, 1.2 + 0.28 * n_rows))
     for ax, ((dataset, eps), _) in zip(axes.flat, cells, strict=False):
         block = blocks[(blocks["dataset"] == dataset) & (blocks["epsilon"] == eps)]
         labels = [f"{m} {k}" for m in method_order(block["method"].unique())
