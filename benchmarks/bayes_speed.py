@@ -56,6 +56,37 @@ else:  # run as a script: its folder is on sys.path
 CASES = {1024: (1.5, 1_000_000), 42178: (1.1, 1_000_000), 1_000_000: (1.1, 10_000_000)}
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The README's own five-line model (``dirichlet_simplex``) and the same prior written
+#: with ``pm.Dirichlet`` (the README's model before), run as ``--methods`` names.
+README_MODELS = ("readme-model", "readme-pm-dirichlet")
+#: The ready-made models.
+READY_MADE = ("bayes-dirichlet", "bayes-hier", "bayes-power", "bayes-power-zi", "bayes-consistent")
+#: The issue's targets in seconds: (case, d) -> target; ``demo-bayes`` is
+#: ``bayesldp demo --bayes``.
+TARGETS = {
+    **{("readme-model", 1024): 60.0},
+    **{(m, 1024): 30.0 for m in READY_MADE},
+    **{(m, 42178): 180.0 for m in READY_MADE},
+    ("demo-bayes", 1024): 180.0,
+}
+
+
+def readme_model(m, method: str, seed: int, options: dict):
+    """Fit the README's model (or its ``pm.Dirichlet`` form) to ``m``."""
+    import numpy as np
+    import pymc as pm
+
+    import bayesldp.models as bm
+
+    with pm.Model() as model:
+        a = pm.Exponential("a", 1.0)
+        if method == "readme-model":
+            f = bm.dirichlet_simplex("f", a, m)
+        else:
+            f = pm.Dirichlet("f", a * np.ones(m.domain_size))
+        bm.ldp_likelihood("counts", f, m)
+    return bm.fit(model, m, rng=seed, **options)
+
 
 def run_case(
     d: int,
@@ -89,7 +120,10 @@ def run_case(
         options["sampler"] = sampler
     if threads == "default":
         options["threads"] = None
-    est = bayesldp.postprocess(m, method, rng=seed, **options)
+    if method in README_MODELS:
+        est = readme_model(m, method, seed, options)
+    else:
+        est = bayesldp.postprocess(m, method, rng=seed, **options)
     done = time.perf_counter()
     watched = "f" if "f" in est.info["ess_bulk"] else "s"
     ess = est.info["ess_bulk"][watched]
@@ -131,11 +165,32 @@ def _export(ref: str, where: Path) -> Path:
     return where
 
 
+def _demo(args, code: str, baseline: Path | None) -> dict:
+    """Time ``bayesldp demo --bayes`` in a fresh process (the README's first command)."""
+    load = os.getloadavg()[0]
+    with results_table.child_environment(args.cold) as env, tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "bayesldp.cli", "demo", "--bayes", "--quiet", "--out", out]
+        if baseline is not None:
+            env["PYTHONPATH"] = str(baseline)
+        start = time.perf_counter()
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=out)
+        wall = time.perf_counter() - start
+    row = {"method": "demo-bayes", "d": 1024, "sampler": "default", "code": code,
+           "seconds_process": wall, "seconds_total": wall, "cold_cache": bool(args.cold),
+           "load_average_1min": load, "load_average_after": os.getloadavg()[0]}  # fmt: skip
+    if result.returncode != 0:
+        row["error"] = (result.stderr.strip().splitlines() or ["?"])[-1][:300]
+    return row
+
+
 def _run(
     args, d: int, method: str, sampler: str | None, threads: str, code: str,
     baseline: Path | None,
 ) -> dict:  # fmt: skip
+    if method == "demo-bayes":
+        return _demo(args, code, baseline)
     script = str(Path(__file__).resolve())  # the baseline's code runs this script's case
+    load = os.getloadavg()[0]
     with results_table.child_environment(args.cold) as env:
         if baseline is not None:
             env["PYTHONPATH"] = str(baseline)
@@ -155,7 +210,7 @@ def _run(
     row.update(
         {"code": code, "threads": threads, "seconds_process": wall, "cold_cache": bool(args.cold),
          "ess_per_second_process": row["ess_bulk_worst"] / wall,
-         "load_average_1min": os.getloadavg()[0]}
+         "load_average_1min": load, "load_average_after": os.getloadavg()[0]}
     )  # fmt: skip
     return row
 
@@ -182,8 +237,68 @@ def _current_samplers() -> tuple[str, ...]:
     return (*SAMPLERS, *OTHER_SAMPLERS)
 
 
+def plan(args: argparse.Namespace) -> list[tuple[str, int, str | None, int]]:
+    """Return the cases (method, d, sampler, seed) of ``--targets`` / ``--quick``."""
+    cases: list[tuple[str, int, str | None, int]] = [("readme-model", 1024, None, args.seed)]
+    cases += [(m, 1024, None, args.seed) for m in READY_MADE]
+    if args.quick:
+        return cases
+    cases += [("readme-pm-dirichlet", 1024, None, args.seed)]  # the README's model before
+    cases += [(m, 42178, None, args.seed) for m in READY_MADE]
+    cases += [("demo-bayes", 1024, None, args.seed)]
+    return cases
+
+
+def hmc_plan(args: argparse.Namespace) -> list[tuple[str, int, str | None, int]]:
+    """Return the cases of ``--compare-hmc``: NUTS against the jittered HMC, seed by seed."""
+    return [
+        (method, d, sampler, seed)
+        for seed in args.seeds
+        for method in ("bayes-dirichlet", "bayes-hier")
+        for d in args.sizes
+        for sampler in ("numpyro", "numpyro-hmc")
+    ]
+
+
+def table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return the printable table: each case's seconds beside its target, with the load."""
+    frame = frame.copy()
+    if "error" not in frame:
+        frame["error"] = None
+    cases = zip(frame["method"], frame["d"], strict=True)
+    frame["target_s"] = [TARGETS.get((m, d)) for m, d in cases]
+    frame["meets"] = (frame["seconds_process"] < frame["target_s"]) & (
+        frame.get("divergences", 0).fillna(0) == 0
+    )
+    frame.loc[frame["target_s"].isna(), "meets"] = None
+    columns = ["method", "d", "sampler", "seed", "seconds_process", "target_s", "meets",
+               "seconds_sampling", "divergences", "r_hat_worst", "ess_bulk_worst",
+               "ess_per_second", "mse", "load_average_1min", "load_average_after", "error"]  # fmt: skip
+    return frame[[c for c in columns if c in frame]]
+
+
+def run_plan(args: argparse.Namespace, cases, name: str) -> pd.DataFrame:
+    """Run ``cases`` one fresh process each; write and return the table."""
+    rows = []
+    for method, d, sampler, seed in cases:
+        args.seed = seed
+        rows.append(_run(args, d, method, sampler, args.threads, "current", None))
+        rows[-1]["seed"] = seed
+        print(json.dumps(rows[-1], default=float), flush=True)
+        frame = table(pd.DataFrame(rows))
+        frame["cpu_count"] = os.cpu_count()
+        frame["cold_cache"] = bool(args.cold)
+        write_csv(Path(args.out) / f"{name}{args.suffix}.csv", frame)
+    return frame
+
+
 def main(args: argparse.Namespace) -> pd.DataFrame:
     """Run every case in a fresh process and write the table."""
+    if args.quick or args.targets:
+        args.cold = True
+        return run_plan(args, plan(args), "targets_quick" if args.quick else "targets")
+    if args.compare_hmc:
+        return run_plan(args, hmc_plan(args), "nuts_vs_hmc")
     rows = []
     thread_modes = ["1", "default"] if args.threads == "both" else [args.threads]
     samplers = args.samplers or [None]
@@ -215,7 +330,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
 def build_parser() -> argparse.ArgumentParser:
     """Build the command-line parser."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 42178])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024])
     parser.add_argument("--methods", nargs="+", default=["bayes-power"])
     parser.add_argument("--method", help="with --case: the method to run")
     parser.add_argument("--case", type=int, help="run one case here and print JSON")
@@ -240,7 +355,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--interval", action="store_true", help="also time one interval")
     parser.add_argument("--suffix", default="", help="appended to the output file's name")
-    parser.add_argument("--out", default="benchmarks/results/bayes")
+    parser.add_argument("--out", default="benchmarks/results/bayes_speed")
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="every timing target of the Bayesian route, from an empty cache, each beside "
+        "its target and the alternative it replaced",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="--targets at d = 1024 only (the README's "
+        "model and every ready-made model)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--compare-hmc",
+        action="store_true",
+        help="bayes-dirichlet and bayes-hier with NumPyro's NUTS and the jittered HMC, "
+        "seed by seed (--seeds, --sizes)",
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     return parser
 
 

@@ -5,7 +5,7 @@ defines ``EXPERIMENT = Experiment(...)`` (:class:`bayesldp.runner.Experiment`) i
 experiment named after the module, and ``bayesldp experiment NAME`` runs it: the command
 imports that module (``bayesldp experiment list`` scans the package); ``import bayesldp``
 never imports this package. Modules without one (``claims.py``, ``bayes_grid.py``:
-reports over saved results; ``custom_model.py``: an example) are skipped. Adding an
+reports over saved results) are skipped. Adding an
 experiment is adding one module: copy ``full_domain_mse.py`` (its task, grids, plot and
 ``EXPERIMENT``) and nothing else changes: the command line, the tests and the runner
 pick it up.

@@ -66,9 +66,11 @@ MORE_DRAWS = (
     "(e.g. a softmax location without an anchor)"
 )
 REPARAMETERISE = (
-    "the posterior has a geometry NUTS cannot follow; reparameterise: "
-    "bayesldp.models.dirichlet_simplex for a Dirichlet prior, a non-centred form "
-    "(x = mu + sigma * z) for a hierarchical scale, or raise target_accept"
+    "the sampler met curvature its step cannot follow, so the draws may be biased; "
+    "reparameterise the model (user guide, 'When the sampler diverges: reparameterise', "
+    "docs/user_guide/bayes.rst): bayesldp.models.dirichlet_simplex for a Dirichlet prior, "
+    "a centred or non-centred hierarchical scale (x = mu + tau * z), an anchored softmax; "
+    "or raise target_accept"
 )
 
 
@@ -234,7 +236,8 @@ def convergence_info(
     if problems:
         messages.append(f"poor {kernel} convergence: " + ", ".join(problems) + "; " + MORE_DRAWS)
     if divergences:
-        messages.append(f"{divergences} divergent transitions: {REPARAMETERISE}")
+        total = int(idata.sample_stats["diverging"].size)
+        messages.append(f"{divergences} divergent transitions of {total}: {REPARAMETERISE}")
     info["warnings"] = messages
     for message in messages:
         warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)

@@ -28,6 +28,7 @@ EXAMPLES = [
     "audit_oracles.py --domain-size 3 --samples 2000",
     "choose_a_method.py --d 64 --n 20000 --reps 3 --k 3",
     "convex_kkt.py --d 16 --n 5000",
+    "custom_prior.py --d 8 --n 5000 --draws 100 --tune 100",
     "empirical_bayes.py --d 64 --n 20000 --reps 1",
     "first_estimate.py --d 64 --n 20000 --reps 5",
     "heavy_hitters.py --d 64 --n 20000 --threshold 0.02 --reps 3",

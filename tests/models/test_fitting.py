@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,9 +13,7 @@ pm = pytest.importorskip("pymc")
 
 from bayesldp import models  # noqa: E402
 from tests.models.common import (  # noqa: E402
-    ROOT,
     RUN,
-    SAMPLER,
     oracle_measurements,
     quiet,
     tiny,
@@ -181,18 +177,6 @@ def test_single_threaded_restores_environment(monkeypatch):
 
         assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["OMP_NUM_THREADS"] == "1"
     assert os.environ["OPENBLAS_NUM_THREADS"] == "7" and "OMP_NUM_THREADS" not in os.environ
-
-
-@pytest.mark.slow  # a fresh process: imports and compilation; fit is tested above
-def test_custom_model_example_runs():
-    """NumPyro-style: the example script runs end to end as a subprocess, tiny arguments."""
-    cmd = [
-        sys.executable, str(ROOT / "experiments" / "custom_model.py"), "--d", "4", "--n", "300",
-        "--draws", "100", "--tune", "100", "--sampler", SAMPLER, "--seed", "1",
-    ]  # fmt: skip
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "posterior mean" in result.stdout
 
 
 def test_fit_moves_measurement_dependent_coordinates_of_any_model():

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_experiments_are_found_by_scanning_the_package():
     experiments = find_experiments()
     modules = {p.stem for p in (ROOT / "experiments").glob("*.py")} - {"__init__"}
-    # reports over saved results and the custom-model example declare no experiment
-    assert set(experiments) == modules - {"claims", "bayes_grid", "custom_model"}
+    # reports over saved results declare no experiment
+    assert set(experiments) == modules - {"claims", "bayes_grid"}
     assert all(e.name == name for name, e in experiments.items())
     papers = {name for name, e in experiments.items() if e.group == "papers"}
     assert papers == {
