@@ -26,6 +26,17 @@ measured together, never figures from different runs):
 Peak memory is the process's maximum resident set size. ``--interval`` also times one
 single-item credible interval (its draws are generated on demand).
 
+The issue's targets in one command: ``python benchmarks/bayes_speed.py --targets``
+times, each in a fresh process from an empty PyTensor compile directory (JAX keeps no
+cache between processes), the README's five-line model at d = 1024 (target 60 s, no
+divergences) beside the same prior written with ``pm.Dirichlet``; every ready-made
+model at d = 1024 (30 s) and d = 42,178 (3 min); and ``bayesldp demo --bayes`` (3 min).
+``--quick`` runs the d = 1024 cases only. The table (``benchmarks/results/bayes_speed/
+targets.csv``, printed) has each case's seconds beside its target and the 1-minute load
+average before and after it: the machine is shared, so read the load with the time.
+``--compare-hmc --seeds 0 1 2`` fits bayes-dirichlet and bayes-hier with NumPyro's NUTS
+and with the jittered static HMC seed by seed (``nuts_vs_hmc.csv``).
+
 ``python benchmarks/bayes_speed.py --methods bayes-power bayes-power-zi bayes-consistent
 --sizes 1024 42178 --cold``; ``python benchmarks/bayes_speed.py --methods bayes-dirichlet
 --sizes 1024 --samplers numpyro nutpie pymc --cold`` compares the samplers;
@@ -271,9 +282,11 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
         frame.get("divergences", 0).fillna(0) == 0
     )
     frame.loc[frame["target_s"].isna(), "meets"] = None
-    columns = ["method", "d", "sampler", "seed", "seconds_process", "target_s", "meets",
-               "seconds_sampling", "divergences", "r_hat_worst", "ess_bulk_worst",
-               "ess_per_second", "mse", "load_average_1min", "load_average_after", "error"]  # fmt: skip
+    columns = [
+        "method", "d", "sampler", "seed", "seconds_process", "target_s", "meets",
+        "seconds_sampling", "divergences", "r_hat_worst", "ess_bulk_worst", "ess_per_second",
+        "mse", "load_average_1min", "load_average_after", "error",
+    ]  # fmt: skip
     return frame[[c for c in columns if c in frame]]
 
 

@@ -8,8 +8,7 @@ normal hyperprior on :math:`\log a_g`:
 
     \mu \sim \mathcal N(\mu_0, s_0^2), \quad
     \tau \sim \mathrm{HalfNormal}(s_\tau), \quad
-    z_g \sim \mathcal N(0, 1), \quad
-    \log a_g = \mu + \tau z_g, \\
+    \log a_g \sim \mathcal N(\mu, \tau^2), \\
     f \sim \mathrm{Dirichlet}(\alpha), \quad \alpha_v = a_{g(v)}, \qquad
     c \mid f \sim \text{the oracle's likelihood}.
 
@@ -21,6 +20,22 @@ By the aggregation property of the Dirichlet law this is the nested model
 concentrations, and each borrows strength from the others through :math:`\mu` and
 :math:`\tau`. With a single group it is :func:`~bayesldp.models.bayes_dirichlet` with
 :math:`\log a = \mu`.
+
+The group concentrations are sampled in coordinates that follow how much the data say
+about each (:func:`group_coordinates`). Neither textbook form fits every fit: the
+non-centred :math:`\log a_g = \mu + \tau z_g` has, when a group's items pin its
+concentration to :math:`\pm\sigma_g`, a conditional width :math:`\sigma_g / \tau` in
+:math:`z_g` that shrinks as :math:`\tau` grows (an inverted funnel: divergences at large
+:math:`\tau`); the centred form has the usual funnel at small :math:`\tau`. Here
+:math:`\log a_g = m_g + s_g z_g` with :math:`s_g^{-2} = \tau^{-2} + \sigma_g^{-2}` and
+:math:`m_g = s_g^2 (\mu / \tau^2 + \ell_g / \sigma_g^2)`, the conditional posterior
+of :math:`\log a_g` under a normal approximation of its likelihood (centre
+:math:`\ell_g`, width :math:`\sigma_g`, both guessed from the measurement), so
+:math:`z_g` has about unit scale at every :math:`\tau`: centred where the data are
+strong, non-centred where they are weak (Papaspiliopoulos, Roberts and Sköld 2007's
+partial centring, with the weight set per group). The law of the model does not depend
+on the guesses: the normal density of :math:`\log a_g` and the Jacobian :math:`s_g`
+enter the log-density exactly.
 """
 
 from __future__ import annotations
@@ -36,6 +51,7 @@ from bayesldp._validation import check_float, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.models._concentration import (
+    LOG_START_RANGE,
     check_normal_prior,
     dirichlet_draws,
     log_concentration,
@@ -43,7 +59,7 @@ from bayesldp.models._concentration import (
 from bayesldp.models._settings import SamplerSettings, resolve_settings
 from bayesldp.models.dirichlet import cached_model, dirichlet_simplex
 from bayesldp.models.fitting import fit, ready_made_settings
-from bayesldp.models.likelihood import ldp_likelihood, resolve_kind
+from bayesldp.models.likelihood import follow_measurement, ldp_likelihood, resolve_kind
 
 __all__ = ["bayes_hier"]
 
@@ -86,6 +102,73 @@ def group_index(groups, d: int) -> tuple[tuple[str, ...], np.ndarray]:
     return labels, index
 
 
+#: A group of one item says nothing about its concentration: its likelihood width is
+#: taken as this (the coordinates are then non-centred).
+WEAK_GROUP_SD = 1e3
+
+
+def group_coordinates(m: Measurement, index: np.ndarray) -> dict[str, np.ndarray]:
+    r"""Guess each group's log concentration and how well its items pin it.
+
+    The centre :math:`\ell_g` is the moment estimate of
+    :func:`~bayesldp.models._concentration.concentration_start` applied to the group's
+    shares (its items' raw estimates over their sum); the width :math:`\sigma_g =
+    \sqrt{2 / (n_g - 1)}` is the inverse square root of the Fisher information about
+    :math:`\log a` of :math:`n_g` exactly observed shares, :math:`a^2 (n_g \psi'(a) -
+    n_g^2 \psi'(n_g a))`, at its smallest over :math:`a` (for large :math:`a`;
+    :math:`n_g - 1` for small :math:`a`): a wide guess, since noisy shares say less.
+    Only the coordinates depend on the guesses, not the model's law.
+
+    Parameters
+    ----------
+    m : Measurement
+        The measurement the model is fitted to.
+    index : numpy.ndarray of int
+        Group of each item (:func:`group_index`).
+
+    Returns
+    -------
+    dict
+        ``centre`` and ``sd``, one value per group.
+    """
+    f, var = m.estimates, m.variance()
+    groups = int(index.max()) + 1
+    centre, sd = np.zeros(groups), np.full(groups, WEAK_GROUP_SD)
+    low, high = LOG_START_RANGE
+    for g in range(groups):
+        sel = index == g
+        size = int(sel.sum())
+        total = float(np.clip(f[sel], 0.0, None).sum())
+        if size < 2 or total <= 0:
+            continue
+        square_sum = max(float(np.sum(f[sel] ** 2 - var[sel])), float(f[sel].max()) ** 2)
+        square_sum = min(square_sum / total**2, 1.0)
+        excess = square_sum * size - 1.0
+        a = (1.0 - square_sum) / excess if excess > 0 else np.exp(high)
+        centre[g] = float(np.clip(np.log(a), low, high)) if a > 0 else low
+        sd[g] = np.sqrt(2.0 / (size - 1))
+    return {"centre": centre, "sd": sd}
+
+
+def set_group_coordinates(model, measurement: Measurement) -> None:
+    """Move the group coordinates of a :func:`build_hier_model` model to ``measurement``.
+
+    Run by :func:`bayesldp.models.fit` (through the model's followers).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model built by :func:`build_hier_model` with several groups.
+    measurement : Measurement
+        The measurement the model will be fitted to next.
+    """
+    import pymc as pm
+
+    index = np.asarray(model["item_group"].get_value())
+    hints = group_coordinates(measurement, index)
+    pm.set_data({f"log_a_{key}": value for key, value in hints.items()}, model=model)
+
+
 def build_hier_model(
     m: Measurement,
     groups=None,
@@ -112,10 +195,10 @@ def build_hier_model(
     Returns
     -------
     pymc.Model
-        Variables ``mu`` (sampled as ``mu_offset``:
-        ``log_concentration``), ``tau`` and ``z`` (dims
-        ``group``; not with a single group), ``a`` (dims ``group``), ``f`` (dims
-        ``item``) and the likelihood ``counts``.
+        Variables ``mu`` (sampled as ``mu_offset``: ``log_concentration``), ``tau``,
+        ``z`` (free, dims ``group``: :func:`group_coordinates`) and ``log_a`` (not with a
+        single group), ``a`` (dims ``group``), ``f`` (dims ``item``) and the likelihood
+        ``counts``.
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -130,8 +213,19 @@ def build_hier_model(
         mu = log_concentration("mu", (mu0, s0), m)
         if len(labels) > 1:
             tau = pm.HalfNormal("tau", s_tau)
-            z = pm.Normal("z", 0.0, 1.0, dims="group")
-            log_a = mu + tau * z
+            hints = {
+                key: pm.Data(f"log_a_{key}", value, dims="group")
+                for key, value in group_coordinates(m, index).items()
+            }
+            follow_measurement(model, "log_a_hints", set_group_coordinates)
+            z = pm.Flat("z", dims="group", initval=np.zeros(len(labels)))
+            precision = 1.0 / tau**2 + 1.0 / hints["sd"] ** 2
+            scale = 1.0 / pt.sqrt(precision)
+            centre = (mu / tau**2 + hints["centre"] / hints["sd"] ** 2) / precision
+            log_a = pm.Deterministic("log_a", centre + scale * z, dims="group")
+            # log a_g ~ N(mu, tau^2), with the Jacobian of z -> log a_g
+            prior = pm.logp(pm.Normal.dist(mu, tau), log_a)
+            pm.Potential("log_a_prior", pt.sum(prior + pt.log(scale)))
         else:
             log_a = pt.reshape(mu, (1,))
         a = pm.Deterministic("a", pt.exp(log_a), dims="group")
@@ -224,11 +318,12 @@ def bayes_hier(
 
         \mu \sim \mathcal N(\mu_0, s_0^2), \
         \tau \sim \mathrm{HalfNormal}(s_\tau), \
-        \log a_g = \mu + \tau z_g,\ z_g \sim \mathcal N(0, 1), \
+        \log a_g \sim \mathcal N(\mu, \tau^2), \
         f \sim \mathrm{Dirichlet}(a_{g(1)}, \dots, a_{g(d)}),
 
     with the oracle's likelihood (:func:`~bayesldp.models.ldp_likelihood`), sampled
-    with NUTS (:func:`bayesldp.models.fit`; non-centred in :math:`z`,
+    with :func:`bayesldp.models.fit` (each :math:`\log a_g` partially centred by how
+    much its items say, :func:`group_coordinates`;
     :func:`~bayesldp.models.dirichlet_simplex` for ``f``).
 
     Parameters
