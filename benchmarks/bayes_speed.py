@@ -278,10 +278,9 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
         frame["error"] = None
     cases = zip(frame["method"], frame["d"], strict=True)
     frame["target_s"] = [TARGETS.get((m, d)) for m, d in cases]
-    frame["meets"] = (frame["seconds_process"] < frame["target_s"]) & (
-        frame.get("divergences", 0).fillna(0) == 0
-    )
-    frame.loc[frame["target_s"].isna(), "meets"] = None
+    divergences = frame["divergences"] if "divergences" in frame else pd.Series(0, frame.index)
+    meets = (frame["seconds_process"] < frame["target_s"]) & (divergences.fillna(0) == 0)
+    frame["meets"] = [m if t == t else None for m, t in zip(meets, frame["target_s"], strict=True)]
     columns = [
         "method", "d", "sampler", "seed", "seconds_process", "target_s", "meets",
         "seconds_sampling", "divergences", "r_hat_worst", "ess_bulk_worst", "ess_per_second",

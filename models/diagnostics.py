@@ -195,33 +195,51 @@ def convergence_info(
     problems = []
     for name in names:
         values = np.asarray(posterior[name].values, dtype=np.float64)
-        rhat, ess = rhat_ess(values)
-        rhat, ess = rhat.ravel(), ess.ravel()
-        # the limit's ESS is the chains' own (the sum of each chain's), which a
-        # disagreement between the chains does not lower as it lowers the joint one; at
-        # most the variable's median, since an element's ESS estimate is noisy and one
-        # overestimated would make its limit too strict
-        ess_used = ess
+        parts = {k: v.ravel() for k, v in rank_parts(values).items()}
+        bulk, folded, ess = parts["r_hat_bulk"], parts["r_hat_folded"], parts["ess_bulk"]
+        rhat = np.where(folded > bulk, folded, bulk)
+        # each R-hat is judged against the ESS of the draws it is computed from (the
+        # bulk's for the bulk R-hat, the folded draws' for the folded one): the chains'
+        # own (the sum of each chain's), which a disagreement between the chains does
+        # not lower as it lowers the joint one; at most the variable's median, since an
+        # element's ESS estimate is noisy and one overestimated would make its limit
+        # too strict
+        used = {"ess_bulk": ess, "ess_folded": parts["ess_folded"]}
         if chains > 1:
-            own = np.sum([rhat_ess(values[c : c + 1])[1].ravel() for c in range(chains)], axis=0)
-            ess_used = np.minimum(own, np.nanmedian(own)) if np.isfinite(own).any() else own
-        limit = rhat_limit(rhat.size, ess_used, chains, draws)
-        worst = int(np.nanargmax(rhat - limit)) if np.isfinite(rhat).any() else 0
+            per_chain = [rank_parts(values[c : c + 1]) for c in range(chains)]
+            for key in used:
+                own = np.sum([p[key].ravel() for p in per_chain], axis=0)
+                finite = np.isfinite(own).any()
+                used[key] = np.minimum(own, np.nanmedian(own)) if finite else own
+        ess_used = used["ess_bulk"]
+        limits = {
+            "bulk": rhat_limit(rhat.size, used["ess_bulk"], chains, draws),
+            "folded": rhat_limit(rhat.size, used["ess_folded"], chains, draws),
+        }
+        # a NaN folded R-hat (constant folded draws) leaves the bulk one, as in ArviZ
+        bulk_excess = bulk - limits["bulk"]
+        folded_excess = np.where(np.isnan(folded), -np.inf, folded - limits["folded"])
+        is_bulk = ~(folded_excess > bulk_excess)
+        excess = np.where(is_bulk, bulk_excess, folded_excess)
+        limit = np.where(is_bulk, limits["bulk"], limits["folded"])
+        worst = int(np.nanargmax(excess)) if np.isfinite(excess).any() else 0
         info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
         info["r_hat_limit"][name] = float(limit[worst])
         info["ess_bulk"][name] = float(np.nanmin(ess)) if np.isfinite(ess).any() else np.nan
         if checked is not None and name not in checked:
             continue
-        over = rhat > limit
+        over = excess > 0
         if chains > 1 and over.any():
+            which = "r_hat" if is_bulk[worst] else "folded r_hat"
+            value = bulk[worst] if is_bulk[worst] else folded[worst]
             problems.append(
-                f"r_hat({name}) = {rhat[worst]:.3f} above its limit {limit[worst]:.3f}"
+                f"{which}({name}) = {value:.3f} above its limit {limit[worst]:.3f}"
                 + (f" ({int(over.sum())} of {rhat.size} elements)" if rhat.size > 1 else "")
             )
         if chains > 1 and rhat.size > 1:
             from scipy.stats import chi2
 
-            shared = drift(rhat, ess_used, chains, draws)
+            shared = drift(bulk, ess_used, chains, draws)
             if shared > chi2.isf(FAMILY_ALPHA, 2 * chains - 1) / (2 * chains - 1):
                 problems.append(
                     f"r_hat({name}): its elements drift together (median X {shared:.1f})"
@@ -330,6 +348,64 @@ def _split_rhat(z: np.ndarray) -> np.ndarray:
     return np.sqrt((between / within + m - 1) / m)
 
 
+def rank_parts(draws) -> dict[str, np.ndarray]:
+    """Return the bulk and folded rank-normalised split R-hat of each element, and their ESS.
+
+    ``r_hat_bulk`` is the split R-hat of the rank-normalised draws, ``r_hat_folded`` that
+    of the rank-normalised draws folded about their median (ArviZ's R-hat is the larger
+    of the two); ``ess_bulk`` is Geyer's ESS of the rank-normalised draws (ArviZ's bulk
+    ESS), ``ess_folded`` that of the folded ones: how many independent draws the
+    chains' spread is worth. HMC's draws are often antithetic in location (a bulk ESS
+    above the number of draws) but not in spread, so the two differ.
+
+    Parameters
+    ----------
+    draws : array_like
+        Shape ``(chain, draw, ...)``. R-hat needs 2 chains and all need 4 draws, else NaN.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each of shape ``draws.shape[2:]``; NaN for an element with a non-finite draw.
+    """
+    x = as_array(draws, "draws")
+    if x.dtype == bool or not (
+        np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating)
+    ):
+        raise ValueError(f"draws must hold real numbers, got dtype {x.dtype}")
+    if x.ndim < 2:
+        raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
+    x = x.astype(np.float64, copy=False)
+    size = int(np.prod(x.shape[2:], dtype=int))
+    keys = ("r_hat_bulk", "r_hat_folded", "ess_bulk", "ess_folded")
+    out = {key: np.full(size, np.nan) for key in keys}
+    two_chains = x.shape[0] >= 2
+
+    def diagnose(block: tuple[slice, np.ndarray]) -> None:
+        part, split = block
+        with np.errstate(divide="ignore", invalid="ignore"):
+            flat = split.reshape(split.shape[0], -1)
+            finite = np.isfinite(flat).all(axis=1)
+            z = _z_scale(split)
+            constant = flat.max(axis=1) - flat.min(axis=1) < np.finfo(float).resolution
+            folded = _z_scale(np.abs(split - np.median(flat, axis=1)[:, None, None]))
+            for key, values in (("ess_bulk", z), ("ess_folded", folded)):
+                ess = np.where(constant, flat.shape[1], _geyer_ess(values))
+                out[key][part] = np.where(finite, ess, np.nan)
+            if two_chains:
+                out["r_hat_bulk"][part] = np.where(finite, _split_rhat(z), np.nan)
+                out["r_hat_folded"][part] = np.where(finite, _split_rhat(folded), np.nan)
+
+    # blocks are independent and NumPy's sorts and FFTs release the GIL: one thread per
+    # core, a wave of blocks at a time (bounded memory)
+    workers = max(1, min(os.cpu_count() or 1, -(-size // DIAGNOSTIC_CHUNK)))
+    blocks = _chunks(x)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while wave := list(itertools.islice(blocks, workers)):
+            list(pool.map(diagnose, wave))
+    return {key: value.reshape(x.shape[2:]) for key, value in out.items()}
+
+
 def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     """Rank-normalised split R-hat and bulk ESS of every element (Vehtari et al. 2021).
 
@@ -337,7 +413,7 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     the folded R-hat) and ``arviz.ess(..., method="bulk")`` (Geyer's initial monotone
     sequence on the rank-normalised split chains), computed for all elements at once,
     in blocks of :data:`DIAGNOSTIC_CHUNK` elements (one thread per core), instead of
-    ArviZ's loop over the elements.
+    ArviZ's loop over the elements (:func:`rank_parts` gives the parts).
 
     Parameters
     ----------
@@ -349,41 +425,10 @@ def rhat_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     r_hat, ess_bulk : numpy.ndarray
         Shape ``draws.shape[2:]`` each; NaN for an element with a non-finite draw.
     """
-    x = as_array(draws, "draws")
-    if x.dtype == bool or not (
-        np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating)
-    ):
-        raise ValueError(f"draws must hold real numbers, got dtype {x.dtype}")
-    if x.ndim < 2:
-        raise ValueError(f"draws must have shape (chain, draw, ...), got shape {x.shape}")
-    x = x.astype(np.float64, copy=False)
-    size = int(np.prod(x.shape[2:], dtype=int))
-    rhat, ess = np.full(size, np.nan), np.full(size, np.nan)
-    two_chains = x.shape[0] >= 2
-
-    def diagnose(block: tuple[slice, np.ndarray]) -> None:
-        part, split = block
-        with np.errstate(divide="ignore", invalid="ignore"):
-            flat = split.reshape(split.shape[0], -1)
-            finite = np.isfinite(flat).all(axis=1)
-            z = _z_scale(split)
-            constant = flat.max(axis=1) - flat.min(axis=1) < np.finfo(float).resolution
-            ess[part] = np.where(finite, np.where(constant, flat.shape[1], _geyer_ess(z)), np.nan)
-            if two_chains:
-                folded = np.abs(split - np.median(flat, axis=1)[:, None, None])
-                bulk, tail = _split_rhat(z), _split_rhat(_z_scale(folded))
-                # ArviZ's max(bulk, tail): a NaN tail (constant folded draws) keeps bulk
-                value = np.where(tail > bulk, tail, bulk)
-                rhat[part] = np.where(finite, value, np.nan)
-
-    # blocks are independent and NumPy's sorts and FFTs release the GIL: one thread per
-    # core, a wave of blocks at a time (bounded memory)
-    workers = max(1, min(os.cpu_count() or 1, -(-size // DIAGNOSTIC_CHUNK)))
-    blocks = _chunks(x)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        while wave := list(itertools.islice(blocks, workers)):
-            list(pool.map(diagnose, wave))
-    return rhat.reshape(x.shape[2:]), ess.reshape(x.shape[2:])
+    parts = rank_parts(draws)
+    bulk, folded = parts["r_hat_bulk"], parts["r_hat_folded"]
+    # ArviZ's max(bulk, folded): a NaN folded R-hat (constant folded draws) keeps bulk
+    return np.where(folded > bulk, folded, bulk), parts["ess_bulk"]
 
 
 def _geyer_ess(z: np.ndarray) -> np.ndarray:

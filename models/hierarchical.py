@@ -112,12 +112,18 @@ def group_coordinates(m: Measurement, index: np.ndarray) -> dict[str, np.ndarray
 
     The centre :math:`\ell_g` is the moment estimate of
     :func:`~bayesldp.models._concentration.concentration_start` applied to the group's
-    shares (its items' raw estimates over their sum); the width :math:`\sigma_g =
-    \sqrt{2 / (n_g - 1)}` is the inverse square root of the Fisher information about
-    :math:`\log a` of :math:`n_g` exactly observed shares, :math:`a^2 (n_g \psi'(a) -
-    n_g^2 \psi'(n_g a))`, at its smallest over :math:`a` (for large :math:`a`;
-    :math:`n_g - 1` for small :math:`a`): a wide guess, since noisy shares say less.
-    Only the coordinates depend on the guesses, not the model's law.
+    shares :math:`\hat\theta_v` (its items' raw estimates over their sum :math:`W`): the
+    :math:`\log a` at which :math:`E \sum_v \theta_v^2 = (1 + a) / (1 + n_g a)` equals
+    the estimate :math:`\hat Q` of :math:`\sum_v \theta_v^2`. The width adds two parts
+    in quadrature: :math:`2 / (n_g - 1)`, the inverse Fisher information about
+    :math:`\log a` of :math:`n_g` exactly observed shares at its smallest over
+    :math:`a`, and the noise of :math:`\hat Q` by the delta method,
+    :math:`\mathrm{Var}\,\hat Q / (\partial E Q / \partial \log a)^2` with
+    :math:`\mathrm{Var}\,\hat Q \approx \sum_v (4 \theta_v^2 s_v^2 + 2 s_v^4)`
+    (:math:`s_v`: the share's noise sd, :math:`\theta_v^2` at its expectation
+    :math:`Q / n_g`). Large concentrations under noise are barely identified (width of
+    several units), small ones sharply. Only the coordinates depend on the guesses, not
+    the model's law.
 
     Parameters
     ----------
@@ -146,7 +152,12 @@ def group_coordinates(m: Measurement, index: np.ndarray) -> dict[str, np.ndarray
         excess = square_sum * size - 1.0
         a = (1.0 - square_sum) / excess if excess > 0 else np.exp(high)
         centre[g] = float(np.clip(np.log(a), low, high)) if a > 0 else low
-        sd[g] = np.sqrt(2.0 / (size - 1))
+        a = float(np.exp(centre[g]))
+        expected = (1.0 + a) / (1.0 + size * a)
+        slope = a * (1.0 - size) / (1.0 + size * a) ** 2
+        share_var = var[sel] / total**2
+        noise = float(np.sum(4.0 * expected / size * share_var + 2.0 * share_var**2))
+        sd[g] = min(np.sqrt(2.0 / (size - 1) + noise / slope**2), WEAK_GROUP_SD)
     return {"centre": centre, "sd": sd}
 
 
