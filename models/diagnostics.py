@@ -224,7 +224,9 @@ def convergence_info(
         limit = np.where(is_bulk, limits["bulk"], limits["folded"])
         worst = int(np.nanargmax(excess)) if np.isfinite(excess).any() else 0
         info["r_hat"][name] = float(np.nanmax(rhat)) if np.isfinite(rhat).any() else np.nan
-        info["r_hat_limit"][name] = float(limit[worst])
+        # the limit of the element with the largest R-hat (the larger of its two limits)
+        top = int(np.nanargmax(rhat)) if np.isfinite(rhat).any() else 0
+        info["r_hat_limit"][name] = float(max(limits["bulk"][top], limits["folded"][top]))
         info["ess_bulk"][name] = float(np.nanmin(ess)) if np.isfinite(ess).any() else np.nan
         if checked is not None and name not in checked:
             continue
