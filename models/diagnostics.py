@@ -55,7 +55,8 @@ __all__ = ["convergence_info", "rhat_ess"]
 RHAT_MAX = 1.01
 #: Least bulk effective sample size per chain of every diagnosed element.
 ESS_MIN_PER_CHAIN = 100
-#: Chance that a well-mixed variable exceeds its :math:`\hat R` limit.
+#: Chance that a well-mixed fit exceeds any :math:`\hat R` limit (Bonferroni over the
+#: judged variables, the elements, the bulk/folded pair and the drift test).
 FAMILY_ALPHA = 0.01
 #: Variables diagnosed at once by :func:`rhat_ess` (bounds memory).
 DIAGNOSTIC_CHUNK = 4096
@@ -74,7 +75,9 @@ REPARAMETERISE = (
 )
 
 
-def rhat_limit(size: int, ess: np.ndarray, chains: int, draws: int) -> np.ndarray:
+def rhat_limit(
+    size: int, ess: np.ndarray, chains: int, draws: int, alpha: float = FAMILY_ALPHA
+) -> np.ndarray:
     r"""Return the :math:`\hat R` a well-mixed variable of ``size`` elements stays below.
 
     Parameters
@@ -85,6 +88,8 @@ def rhat_limit(size: int, ess: np.ndarray, chains: int, draws: int) -> np.ndarra
         Each element's bulk ESS (all chains).
     chains, draws : int
         Chains and draws per chain.
+    alpha : float, default FAMILY_ALPHA
+        Chance that a well-mixed variable exceeds its limit.
 
     Returns
     -------
@@ -94,7 +99,7 @@ def rhat_limit(size: int, ess: np.ndarray, chains: int, draws: int) -> np.ndarra
     from scipy.stats import chi2
 
     splits, half = 2 * chains, max(draws // 2, 1)
-    x = chi2.isf(FAMILY_ALPHA / (2 * max(size, 1)), splits - 1) / (splits - 1)
+    x = chi2.isf(alpha / (2 * max(size, 1)), splits - 1) / (splits - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         limit = np.sqrt(np.maximum(1.0 - 1.0 / half + splits * x / np.asarray(ess), 1.0))
     return np.maximum(np.where(np.isfinite(limit), limit, np.inf), RHAT_MAX)
@@ -193,6 +198,11 @@ def convergence_info(
     ess_min = ESS_MIN_PER_CHAIN * chains
     info: dict[str, Any] = {"r_hat": {}, "r_hat_limit": {}, "ess_bulk": {}}
     problems = []
+    # FAMILY_ALPHA is the chance that a well-mixed fit warns at all: shared by the judged
+    # variables and, for vectors, the two R-hat tests (each element; a shared drift)
+    judged = [n for n in names if checked is None or n in checked]
+    tests = sum(2 if posterior[n].values[0, 0].size > 1 else 1 for n in judged)
+    alpha = FAMILY_ALPHA / max(tests, 1)
     for name in names:
         values = np.asarray(posterior[name].values, dtype=np.float64)
         parts = {k: v.ravel() for k, v in rank_parts(values).items()}
@@ -213,8 +223,8 @@ def convergence_info(
                 used[key] = np.minimum(own, np.nanmedian(own)) if finite else own
         ess_used = used["ess_bulk"]
         limits = {
-            "bulk": rhat_limit(rhat.size, used["ess_bulk"], chains, draws),
-            "folded": rhat_limit(rhat.size, used["ess_folded"], chains, draws),
+            "bulk": rhat_limit(rhat.size, used["ess_bulk"], chains, draws, alpha),
+            "folded": rhat_limit(rhat.size, used["ess_folded"], chains, draws, alpha),
         }
         # a NaN folded R-hat (constant folded draws) leaves the bulk one, as in ArviZ
         bulk_excess = bulk - limits["bulk"]
@@ -242,7 +252,7 @@ def convergence_info(
             from scipy.stats import chi2
 
             shared = drift(bulk, ess_used, chains, draws)
-            if shared > chi2.isf(FAMILY_ALPHA, 2 * chains - 1) / (2 * chains - 1):
+            if shared > chi2.isf(alpha, 2 * chains - 1) / (2 * chains - 1):
                 problems.append(
                     f"r_hat({name}): its elements drift together (median X {shared:.1f})"
                 )
