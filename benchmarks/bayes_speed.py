@@ -153,6 +153,7 @@ def run_case(
         "ess_per_second": ess / est.info["seconds_sampling"],
         "ess_per_second_total": ess / (done - start),
         "divergences": est.info["divergences"],
+        "warnings": " | ".join(est.info.get("warnings", [])),
         "mse": metrics.mse(data.frequencies, est),
         "peak_rss_mb_fit": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -284,7 +285,7 @@ def table(frame: pd.DataFrame) -> pd.DataFrame:
     columns = [
         "method", "d", "sampler", "seed", "seconds_process", "target_s", "meets",
         "seconds_sampling", "divergences", "r_hat_worst", "ess_bulk_worst", "ess_per_second",
-        "mse", "load_average_1min", "load_average_after", "error",
+        "mse", "load_average_1min", "load_average_after", "warnings", "error",
     ]  # fmt: skip
     return frame[[c for c in columns if c in frame]]
 
