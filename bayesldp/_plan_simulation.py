@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesldp._query import set_size
 from bayesldp.methods.registry import MeasurementRows, get_method, postprocess
 from bayesldp.oracles import FrequencyOracle
 
@@ -23,11 +24,6 @@ SEARCH_STEP = 4.0
 SEARCH_LIMIT = 8
 #: Most users a plan simulates (numpy's multinomial draws int64 counts).
 MAX_USERS = 1 << 62
-
-
-def set_size(domain_size: int, fraction: float) -> int:
-    """Return the items in a set query covering ``fraction`` of the domain (as the metrics)."""
-    return max(1, round(domain_size * (fraction * 100) / 100))
 
 
 def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:

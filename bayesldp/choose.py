@@ -23,7 +23,8 @@ Losses, with :math:`e = f' - f_{\rm synthetic}` the error of one replicate:
     Mean squared error over the items, :math:`\frac1d\sum_v e_v^2`.
 ``("set", fraction)``
     The expected squared error of the sum over a uniformly random set of
-    :math:`s = \max(1, \mathrm{round}(\text{fraction}\cdot d))` items, computed exactly
+    :math:`s = \max(1, \mathrm{round}(\text{fraction}\cdot d))` items (the metrics' rule,
+    :func:`bayesldp.metrics.random_subsets`), computed exactly
     (no set is drawn):
     :math:`\mathbb E[(\sum_{v\in S} e_v)^2] = \frac sd \sum_v e_v^2 +
     \frac{s(s-1)}{d(d-1)}\big((\sum_v e_v)^2 - \sum_v e_v^2\big)`.
@@ -52,14 +53,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bayesldp._validation import (
-    check_float,
-    check_indices,
-    check_int,
-    check_k,
-    check_probability,
-    check_rng,
-)
+from bayesldp._query import Query, parse_query, set_size
+from bayesldp._validation import check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
 from bayesldp.methods._calibrate import S_MAX, fit_exponent_mean
@@ -90,92 +85,6 @@ FITS: tuple[str, ...] = ("norm-sub", "power-ns")
 CLIPPED_SETS = 64
 #: Methods whose exponent the replicates share (one posterior grid for all).
 _SHARED_EXPONENT = ("power", "power-ns")
-
-
-@dataclass(frozen=True)
-class Query:
-    """What will be published: a parsed ``query`` of :func:`choose_method`.
-
-    Attributes
-    ----------
-    kind : {"full", "set", "groups", "top", "heavy"}
-        The query type.
-    value : float or int or None
-        The set fraction, ``k`` or the threshold; None for ``"full"`` and ``"groups"``.
-    groups : tuple of numpy.ndarray
-        The item indices of each group (``"groups"`` only).
-    """
-
-    kind: str
-    value: float | int | None = None
-    groups: tuple[np.ndarray, ...] = ()
-
-    def __str__(self) -> str:
-        """``full``, ``set:0.5``, ``top:10``, ``heavy:0.01`` or ``groups:N``."""
-        if self.kind == "full":
-            return "full"
-        if self.kind == "groups":
-            return f"groups:{len(self.groups)}"
-        return f"{self.kind}:{self.value:g}"
-
-
-def parse_query(query: Any, domain_size: int) -> Query:
-    """Check a query of :func:`choose_method` against a domain of ``domain_size`` items.
-
-    Parameters
-    ----------
-    query : str, tuple, list or mapping
-        ``"full"``, ``("set", fraction)`` with fraction in (0, 1], ``("top", k)`` with
-        ``1 <= k <= d``, ``("heavy", threshold)`` with threshold in (0, 1), or a fixed
-        grouping: a list of index arrays, or a mapping whose values are index arrays.
-
-    domain_size : int
-        The number of items ``d``.
-
-    Returns
-    -------
-    Query
-
-    Raises
-    ------
-    ValueError
-        Naming ``query`` (its kind), ``fraction``, ``k``, ``threshold`` or ``groups``.
-
-    Examples
-    --------
-    >>> from bayesldp.choose import parse_query
-    >>> str(parse_query(("set", 0.5), 100)), str(parse_query([[0, 1], [2]], 100))
-    ('set:0.5', 'groups:2')
-    """
-    d = check_int(domain_size, "domain_size", minimum=1)
-    if isinstance(query, str):
-        if query != "full":
-            raise ValueError(
-                f"unknown query {query!r}; give 'full', ('set', fraction), ('top', k), "
-                "('heavy', threshold) or a list of index arrays"
-            )
-        return Query("full")
-    if isinstance(query, tuple) and len(query) == 2 and isinstance(query[0], str):
-        kind, value = query
-        if kind == "set":
-            fraction = check_float(value, "fraction", minimum=0.0, maximum=1.0, strict_minimum=True)
-            return Query("set", fraction)
-        if kind == "top":
-            return Query("top", check_k(value, d, "k"))
-        if kind == "heavy":
-            return Query("heavy", check_probability(value, "threshold"))
-        raise ValueError(f"unknown query kind {kind!r}; choose one of set, top, heavy")
-    if isinstance(query, Mapping):
-        query = list(query.values())
-    if isinstance(query, list | tuple) and query and not isinstance(query[0], str):
-        groups = tuple(check_indices(g, d, f"groups[{i}]") for i, g in enumerate(query))
-        if any(g.size == 0 for g in groups):
-            raise ValueError("groups: every group must hold at least one item")
-        return Query("groups", None, groups)
-    raise ValueError(
-        f"unknown query {query!r:.80}; give 'full', ('set', fraction), ('top', k), "
-        "('heavy', threshold) or a non-empty list of index arrays"
-    )
 
 
 def default_methods() -> tuple[str, ...]:
@@ -329,7 +238,7 @@ def query_loss(
         return np.sum((out >= t) != (truth >= t), axis=1).astype(float)
     clip = rule == "clip-sum"
     if q.kind == "set":
-        size = max(1, round(float(q.value or 0.0) * d))
+        size = set_size(d, float(q.value or 0.0))
         if not clip:
             return set_loss(out - truth, size)
         masks = np.zeros((CLIPPED_SETS, d))

@@ -37,15 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._plan_simulation import MAX_USERS, Curve, set_size, simulate_errors, top_items
+from bayesldp._plan_simulation import MAX_USERS, Curve, simulate_errors, top_items
+from bayesldp._query import parse_query as parse
+from bayesldp._query import set_size
 from bayesldp._validation import (
     as_array,
-    check_choice,
     check_domain_size,
     check_epsilon,
     check_float,
     check_int,
-    check_k,
     check_rng,
 )
 from bayesldp.measurement import Measurement
@@ -67,7 +67,7 @@ def parse_query(query: Any, domain_size: int) -> tuple[str, float]:
     ----------
     query : str or tuple
         ``"full"``; ``("set", r)`` or ``"set:r"`` with ``r`` in (0, 1]; ``("top", k)`` or
-        ``"top:k"`` with ``k`` in ``[1, d]``.
+        ``"top:k"`` with ``k`` in ``[1, d]`` (the shared parser of the library's queries).
     domain_size : int
         The number of items ``d``.
 
@@ -76,35 +76,8 @@ def parse_query(query: Any, domain_size: int) -> tuple[str, float]:
     ValueError
         An unknown kind, or a parameter out of range (naming ``query``).
     """
-    if isinstance(query, str):
-        kind, _, text = query.partition(":")
-        value: Any = None
-        if text:
-            try:
-                value = float(text)
-            except ValueError:
-                raise ValueError(f"query parameter must be a number, got {query!r}") from None
-    elif isinstance(query, tuple) and len(query) == 2 and isinstance(query[0], str):
-        kind, value = query
-    else:
-        raise ValueError(f"query must be 'full', ('set', r) or ('top', k), got {query!r}")
-    kind = check_choice(kind, QUERY_KINDS, "query")
-    if kind == "full":
-        if value is not None:
-            raise ValueError(f"query 'full' takes no parameter, got {query!r}")
-        return "full", 0.0
-    if value is None:
-        raise ValueError(
-            f"query {kind!r} needs a parameter, e.g. '{kind}:{0.5 if kind == 'set' else 10}'"
-        )
-    if kind == "set":
-        r = check_float(
-            value, "query (set fraction)", minimum=0.0, maximum=1.0, strict_minimum=True
-        )
-        return "set", r
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return "top", float(check_k(value, domain_size, "query (top k)"))
+    q = parse(query, domain_size, QUERY_KINDS)
+    return q.kind, float(q.value or 0.0)
 
 
 def query_label(kind: str, value: float) -> str:

@@ -191,3 +191,18 @@ def test_a_degenerate_power_fit_is_left_out():
         choice = bayesldp.choose_method(m, "full", reps=2, rng=0)
     assert list(choice.winners) == ["norm-sub"]
     assert "degenerate" in choice.note
+
+
+@pytest.mark.parametrize("d", [1, 7, 50, 1001])
+@pytest.mark.parametrize("fraction", [0.001, 0.1, 0.25, 0.5, 0.35, 1.0])
+def test_one_query_parser_and_set_size_for_choose_plan_and_metrics(d, fraction):
+    """choose_method, plan and the metrics size a set query the same way."""
+    from bayesldp import planning
+    from bayesldp._plan_simulation import set_size as plan_set_size
+    from bayesldp.choose import set_size
+    from bayesldp.metrics import random_subsets
+
+    masks = random_subsets(d, 100 * fraction, 1, 0)
+    assert set_size(d, fraction) == plan_set_size(d, fraction) == int(masks[0].sum())
+    assert parse_query(f"set:{fraction}", d) == parse_query(("set", fraction), d)
+    assert planning.parse_query(("set", fraction), d) == ("set", fraction)
