@@ -56,7 +56,7 @@ class SamplerSettings:
         static HMC with a jittered length (``"numpyro-hmc"``). ``"auto"``: for a model
         of your own, the first installed of :data:`SAMPLERS` that can run it; for
         bayes-dirichlet and bayes-hier, ``"numpyro-hmc"``; for the two-parameter models
-        (``bayes-power``, ``bayes-consistent``), PyMC's own NUTS.
+        (``bayes-power``, ``bayes-consistent``), NumPyro's NUTS with vectorised chains.
     target_accept : float, optional
         NUTS's target acceptance probability in (0, 1); None leaves the model's default
         (the sampler's 0.8, or 0.9 for ``bayes-consistent``).

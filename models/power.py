@@ -321,7 +321,7 @@ def bayes_power(
     m : Measurement
         The oracle output.
     settings : SamplerSettings, optional
-        How to sample ``s`` (by default PyMC's NUTS, chains one after another).
+        How to sample ``s`` (by default NumPyro's NUTS, chains vectorised).
     rng : numpy.random.Generator, int or None
         Same seed, same result.
     s_bounds : (float, float)

@@ -153,8 +153,8 @@ def bayes_consistent(
     m : Measurement
         The oracle output.
     settings : SamplerSettings, optional
-        How to sample ``(s, log c)``: by default PyMC's NUTS, chains one after the
-        other, target acceptance :data:`TARGET_ACCEPT` (the log target falls steeply
+        How to sample ``(s, log c)``: by default NumPyro's NUTS, chains vectorised,
+        target acceptance :data:`TARGET_ACCEPT` (the log target falls steeply
         off its ridge).
     rng : numpy.random.Generator, int or None
         Seeds the sampler and the posterior draws (same seed, same result).
