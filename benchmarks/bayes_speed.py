@@ -141,7 +141,8 @@ def run_case(
     row = {
         "method": method,
         "dataset": dataset,
-        "sampler": est.info.get("sampler", sampler or "pymc"),
+        "sampler": est.info.get("sampler")
+        or est.inference_data.posterior.attrs.get("inference_library", sampler),
         "d": d,
         "n": n,
         "seconds_total": done - start,
