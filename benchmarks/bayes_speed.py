@@ -82,6 +82,12 @@ TARGETS = {
 }
 
 
+def _library(est, sampler: str | None) -> str | None:
+    """Return the library that drew ``est``'s posterior (ArviZ's attribute), if recorded."""
+    posterior = getattr(getattr(est, "inference_data", None), "posterior", None)
+    return getattr(posterior, "attrs", {}).get("inference_library", sampler)
+
+
 def readme_model(m, method: str, seed: int, options: dict):
     """Fit the README's model (or its ``pm.Dirichlet`` form) to ``m``."""
     import numpy as np
@@ -141,8 +147,7 @@ def run_case(
     row = {
         "method": method,
         "dataset": dataset,
-        "sampler": est.info.get("sampler")
-        or est.inference_data.posterior.attrs.get("inference_library", sampler),
+        "sampler": est.info.get("sampler") or _library(est, sampler),
         "d": d,
         "n": n,
         "seconds_total": done - start,
