@@ -311,8 +311,31 @@ def run_plan(args: argparse.Namespace, cases, name: str) -> pd.DataFrame:
     return frame
 
 
+def markdown(path: Path) -> str:
+    """Return the targets table at ``path`` as Markdown (the rows ``paper/bayes.md`` shows)."""
+    frame = pd.read_csv(path)
+    lines = [
+        "| case | d | sampler | seconds | target | divergences | worst R-hat | load |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in frame.itertuples():
+        target = "" if pd.isna(row.target_s) else f"{row.target_s:.0f} s"
+        div = "" if pd.isna(getattr(row, "divergences", float("nan"))) else f"{row.divergences:.0f}"
+        rhat = getattr(row, "r_hat_worst", float("nan"))
+        rhat = "" if pd.isna(rhat) else f"{rhat:.3f}"
+        sampler = "" if pd.isna(row.sampler) else row.sampler
+        lines.append(
+            f"| {row.method} | {row.d} | {sampler} | {row.seconds_process:.1f} | {target} | "
+            f"{div} | {rhat} | {row.load_average_1min:.1f}, {row.load_average_after:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(args: argparse.Namespace) -> pd.DataFrame:
     """Run every case in a fresh process and write the table."""
+    if args.markdown:
+        print(markdown(Path(args.markdown)))
+        raise SystemExit(0)
     if args.quick or args.targets:
         args.cold = True
         return run_plan(args, plan(args), "targets_quick" if args.quick else "targets")
@@ -392,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
         "seed by seed (--seeds, --sizes)",
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--markdown", help="print a targets CSV as a Markdown table, and stop")
     return parser
 
 
