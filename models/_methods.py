@@ -20,23 +20,23 @@ from bayesldp.models.power import bayes_power
 SPECS: tuple[MethodSpec, ...] = (
     MethodSpec("bayes-power", bayes_power,
                "posterior mean, power-law prior with a posterior on its exponent",
-               nonnegative=True, bayesian=True, default=False, slow=True, interval="posterior"),
+               nonnegative=True, bayesian=True, default=False, slow=True, interval="normal"),
     MethodSpec("bayes-power-zi", bayes_power,
                "bayes-power with a point mass at count 0", nonnegative=True, bayesian=True,
-               default=False, slow=True, interval="posterior",
+               default=False, slow=True, interval="normal",
                fixed_options={"zero_inflated": True}),
     MethodSpec("bayes-consistent", bayes_consistent,
                "posterior mean, shifted power-law prior conditioned on the total",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               color="black", interval="posterior"),
+               color="black", interval="normal"),
     MethodSpec("bayes-dirichlet", bayes_dirichlet,
                "posterior mean, symmetric Dirichlet prior with a hyperprior on its concentration",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               minutes=True, interval="posterior"),
+               minutes=True, interval="normal"),
     MethodSpec("bayes-hier", bayes_hier,
                "posterior mean, hierarchical Dirichlet prior over a grouping of the domain",
                nonnegative=True, sums_to_one=True, bayesian=True, default=False, slow=True,
-               minutes=True, interval="posterior"),
+               minutes=True, interval="normal"),
 )
 # fmt: on
 

@@ -24,7 +24,12 @@ def test_natural_interval_kinds(rng):
     assert postprocess(m, "norm-sub").interval([0, 1]).kind == "normal"
     draws = rng.dirichlet(np.ones(30) * 5, size=100)
     bayes = Estimate(draws.mean(axis=0), "bayes-power", m, draws=draws)
-    assert bayes.interval([0]).kind == "posterior"
+    # a registered Bayesian model's default is the calibrated normal interval too; its
+    # posterior interval is there on request
+    assert bayes.interval([0]).kind == "normal"
+    assert bayes.interval([0], method="posterior").kind == "posterior"
+    unregistered = Estimate(draws.mean(axis=0), "my-model", m, draws=draws)
+    assert unregistered.interval([0]).kind == "posterior"
     assert intervals.available_intervals(bayes) == ("normal", "posterior")
 
 
@@ -71,7 +76,9 @@ def test_centers_say_what_each_kind_is_built_around(rng):
     sums = est.bootstrap().sample(0, 200)[:, idx].sum(axis=1)
     assert (perc.centered_on, perc.center) == ("bootstrap replicates", np.median(sums))
     draws = rng.dirichlet(np.ones(30) * 5, size=101)
-    post = Estimate(draws.mean(axis=0), "bayes-power", m, draws=draws).interval(idx)
+    post = Estimate(draws.mean(axis=0), "bayes-power", m, draws=draws).interval(
+        idx, method="posterior"
+    )
     assert post.centered_on == "posterior draws"
     assert post.center == pytest.approx(np.median(draws[:, :5].sum(axis=1)))
 

@@ -37,10 +37,11 @@ def test_the_core_registers_first_and_the_defaults():
     names = method_names()
     assert names[:3] == ("base", "base-pos", "post-pos")
     assert names.index("oracle-bayes") < names.index("bayes-power")
-    for name in method_names(bayesian=False):
-        expected = "posterior" if name in ("eb-npmle", "oracle-bayes") else "normal"
-        assert get_method(name).interval == expected, name
-    assert all(get_method(n).interval == "posterior" for n in method_names(bayesian=True))
+    # every method that runs on a measurement alone defaults to the calibrated normal
+    # interval (posterior intervals undercover data-independent sets; paper/intervals.md)
+    for name in method_names(needs_truth=False):
+        assert get_method(name).interval == "normal", name
+    assert get_method("oracle-bayes").interval == "posterior"
 
 
 def test_unknown_names_and_backends_list_the_known_ones():

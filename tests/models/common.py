@@ -86,7 +86,7 @@ def assert_matches_exact(est, exact: ExactDirichletPosterior, subset):
     np.testing.assert_array_less(np.abs(est.frequencies - exact.mean), 4 * mcse + 0.002)
     sums = draws[:, subset].sum(axis=1)
     ess_tail = float(az.ess(sums.reshape(idata.posterior.sizes["chain"], -1), method="tail"))
-    lo, hi = est.interval(subset, prob=0.9)
+    lo, hi = est.interval(subset, prob=0.9, method="posterior")
     tol = 4 * math.sqrt(0.05 * 0.95 / ess_tail) + 0.002
     assert exact.cdf(subset, lo) == pytest.approx(0.05, abs=tol)
     assert exact.cdf(subset, hi) == pytest.approx(0.95, abs=tol)

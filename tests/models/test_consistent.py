@@ -334,6 +334,13 @@ def test_bayes_consistent_reproducible_and_on_simplex(rng):
         assert key in a.info
     assert a.info["target_accept"] == _scale_model.TARGET_ACCEPT
     assert set(a.inference_data.posterior.data_vars) >= {"s", "log_c", "c", "z"}
+    # the default interval is the calibrated normal one of the raw estimate; the
+    # posterior one is there on request
+    items = np.arange(5)
+    default = a.interval(items, 0.9)
+    assert (default.kind, default.centered_on) == ("normal", "raw estimate")
+    assert tuple(default) == pytest.approx(tuple(bayesldp.postprocess(m, "base").interval(items)))
+    assert a.interval(items, 0.9, method="posterior").kind == "posterior"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def test_estimate_carries_posterior(oue_fit):
     draws = est.uncertainty.sample(0, 600)
     np.testing.assert_allclose(draws.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(est.frequencies, draws.mean(axis=0))
-    lo, hi = est.interval([0, 1], 0.9)
+    lo, hi = est.interval([0, 1], 0.9, method="posterior")
     assert lo <= est.subset([0, 1]) <= hi
     idx, _ = est.top_k(2)
     assert list(idx) == [0, 1]

@@ -114,7 +114,7 @@ def test_bayes_power_item_intervals_match_exact_quantiles(rng):
 
     for v in (0, 3, 17, 55):
         cdf = exact_cdf(y[v], sigma_c, n, log_prior)
-        lo, hi = (b * n for b in est.interval([v], 0.9))
+        lo, hi = (b * n for b in est.interval([v], 0.9, method="posterior"))
         # lo is a 5% quantile and hi a 95% quantile of the exact posterior, within MC error
         assert below(cdf, lo) <= 0.05 + tol and at(cdf, lo) >= 0.05 - tol, (v, lo)
         assert below(cdf, hi) <= 0.95 + tol and at(cdf, hi) >= 0.95 - tol, (v, hi)

@@ -27,7 +27,7 @@ def test_register_declares_the_five_methods_with_direct_references():
         assert callable(spec.target) and spec.target.__module__.startswith("bayesldp.models.")
         # the same metadata as the registry's own declaration
         assert dataclasses.replace(registered, target=spec.target) == spec
-        assert spec.bayesian and spec.interval == "posterior" and not spec.default
+        assert spec.bayesian and spec.interval == "normal" and not spec.default
     assert get_method("bayes-power-zi").fixed_options == {"zero_inflated": True}
 
 

@@ -148,7 +148,7 @@ def test_bayes_consistent_on_simplex(rng):
     assert rows.shape == (FAST["n_draws"], m.domain_size)
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-12)
     assert rows.min() >= 0
-    lo, hi = est.interval(np.arange(20), prob=0.9)
+    lo, hi = est.interval(np.arange(20), prob=0.9, method="posterior")
     assert lo <= est.subset(np.arange(20)) <= hi
 
 
