@@ -60,9 +60,9 @@ def natural_interval(estimate: Estimate) -> str:
     """Return the interval kind ``Estimate.interval(method=None)`` uses.
 
     The method's declared ``MethodSpec.interval`` (``"normal"`` for every built-in
-    non-Bayesian method, ``eb-npmle`` included, whose posterior intervals undercover
-    set sums; ``"posterior"`` for the Bayesian models); ``"posterior"`` for an estimate
-    of an unregistered method that carries draws of its own.
+    method that needs no truth, ``eb-npmle`` and the Bayesian models included, whose
+    posterior intervals undercover set sums); ``"posterior"`` for an estimate of an
+    unregistered method that carries draws of its own.
 
     Parameters
     ----------

@@ -152,8 +152,8 @@ class MethodSpec:
         The natural interval of :meth:`Estimate.interval` for this method: the normal
         interval of the raw estimate with its exact variance (default: calibrated for
         every set), the parametric bootstrap of the method, or posterior draws. It decides
-        even for an estimate that carries draws (``eb-npmle``'s posterior intervals
-        undercover set sums, so its natural interval is ``"normal"``); an estimate of an
+        even for an estimate that carries draws (``eb-npmle``'s and the Bayesian models'
+        posterior intervals undercover set sums, so theirs is ``"normal"``); an estimate of an
         unregistered method with draws uses them.
     rows : callable, optional
         The method's row function ``rows(batch, **options) -> (frequencies, info)``,
