@@ -9,13 +9,17 @@ every candidate method is re-run on all of them through its row function
 (:meth:`~bayesldp.MethodSpec.row_function`), and the error of each replicate is the
 query's loss against the synthetic truth.
 
-Two synthetic truths are used, the ``norm-sub`` and the ``power-ns`` estimates of the
-measurement rounded to ``n`` users (:func:`~bayesldp.intervals._bootstrap.fitted_counts`):
-the first is flat below its cut, the second heavy-tailed, and the true data usually lie
-between. For each fit every method's loss is divided by the best method's loss under that
+Three synthetic truths are used (:data:`FITS`), each rounded to ``n`` users
+(:func:`~bayesldp.intervals._bootstrap.fitted_counts`): the ``norm-sub`` and the
+``power-ns`` estimates of the measurement (the first flat below its cut, the second
+heavy-tailed; the true data usually lie between) and one draw from ``eb-npmle``'s
+posterior (each item's count drawn from its posterior under the fitted nonparametric
+prior given its own support count: unlike a posterior mean it keeps the spread of the
+small items). For each fit every method's loss is divided by the best method's loss under that
 fit; the method with the smallest mean ratio over the fits is chosen, and the result says
-when the two fits prefer different methods. A ``power-ns`` fit whose exponent sits at its
-search bound is no synthetic truth (:func:`degenerate`) and is left out.
+when the fits prefer different methods. A ``power-ns`` fit whose exponent sits at its
+search bound is no synthetic truth (:func:`degenerate`) and is left out, and so is a
+candidate whose own estimate of the measurement is degenerate (:func:`unusable_methods`).
 
 Losses, with :math:`e = f' - f_{\rm synthetic}` the error of one replicate:
 
@@ -77,10 +81,13 @@ __all__ = [
     "rank_losses",
     "set_loss",
     "simulated_losses",
+    "unusable_methods",
 ]
 
-#: The methods whose estimates are the synthetic truths.
-FITS: tuple[str, ...] = ("norm-sub", "power-ns")
+#: The methods whose fits are the synthetic truths (``eb-npmle``: a draw from its posterior).
+FITS: tuple[str, ...] = ("norm-sub", "power-ns", "eb-npmle")
+#: Fits whose synthetic truth is one draw from the fitted model's posterior, not its estimate.
+_POSTERIOR_DRAW = ("eb-npmle",)
 #: Random sets per replicate for methods whose set answers are clipped sums.
 CLIPPED_SETS = 64
 #: Methods whose exponent the replicates share (one posterior grid for all).
@@ -278,7 +285,8 @@ def choose_method(
     """Choose the post-processing method with the lowest simulated error for ``query``.
 
     The collection is simulated ``reps`` times on each synthetic truth (:data:`FITS`:
-    the ``norm-sub`` and ``power-ns`` estimates of ``m``), every candidate is re-run on
+    the ``norm-sub`` and ``power-ns`` estimates of ``m`` and a draw from ``eb-npmle``'s
+    posterior), every candidate is re-run on
     the simulated measurements, and each is scored by its loss over the best loss under
     each fit, averaged over the fits (the module docstring defines the losses).
 
@@ -325,7 +333,11 @@ def choose_method(
     reps = check_int(reps, "reps", minimum=1)
     names = default_methods() if methods is None else _check_methods(methods)
     losses, fits = simulated_losses(m, [q], names, reps=reps, rng=rng)
-    table, winners = rank_losses({fit: loss[0] for fit, loss in losses.items()}, names)
+    left_out = unusable_methods(m, names, fits)
+    kept = [i for i, name in enumerate(names) if name not in left_out] or list(range(len(names)))
+    table, winners = rank_losses(
+        {fit: loss[0][kept] for fit, loss in losses.items()}, [names[i] for i in kept]
+    )
     chosen = str(table["method"].iloc[0])
     agree = len(set(winners.values())) == 1
     note = (
@@ -339,6 +351,10 @@ def choose_method(
     if dropped:
         note = "; ".join(
             filter(None, [note, f"the {', '.join(dropped)} fit is degenerate and not used"])
+        )
+    if left_out:
+        note = "; ".join(
+            filter(None, [note, f"{', '.join(left_out)} left out: its fit to m is degenerate"])
         )
     estimate = fits[chosen] if chosen in fits else postprocess(m, chosen)
     return MethodChoice(chosen, estimate, table, q, winners, agree, note, reps)
@@ -393,13 +409,22 @@ def simulated_losses(
     reps = check_int(reps, "reps", minimum=1)
     generator = check_rng(rng)
     specs = [get_method(name) for name in methods]
-    fits = {fit: postprocess(m, fit) for fit in FITS}
+    fits = {fit: postprocess(m, fit) for fit in FITS if fit not in _POSTERIOR_DRAW}
+    fits.update(
+        (fit, postprocess(m, fit, uncertainty="plug-in", n_draws=1, rng=generator))
+        for fit in FITS
+        if fit in _POSTERIOR_DRAW
+    )
     out: dict[str, np.ndarray] = {}
-    for fit, est in fits.items():
+    for fit in FITS:
+        est = fits[fit]
         if degenerate(est):
             logger.debug("choose_method: the %s fit is degenerate; not used", fit)
             continue
-        x = fitted_counts(est.frequencies, m.n)
+        synthetic = est.frequencies
+        if fit in _POSTERIOR_DRAW and est.uncertainty is not None:
+            synthetic = est.uncertainty.sample(0, 1)[0]
+        x = fitted_counts(synthetic, m.n)
         truth = x / m.n
         counts = np.stack([bootstrap_counts(m, x, generator) for _ in range(reps)])
         set_rng = np.random.default_rng(generator.integers(2**63))
@@ -434,6 +459,51 @@ def degenerate(fit: Estimate) -> bool:
     """
     s = fit.info.get("s")
     return s is not None and float(np.max(s)) >= S_MAX
+
+
+def unusable_methods(
+    m: Measurement, methods: Sequence[str], fits: Mapping[str, Estimate] | None = None
+) -> tuple[str, ...]:
+    """Return the candidates whose own estimate of ``m`` is :func:`degenerate`.
+
+    A method that fits a power-law exponent (``power``, ``power-ns``) and finds it at the
+    search bound on the measurement publishes an almost flat estimate, whatever its
+    simulated error: the simulated collections, drawn from a fitted truth, fit a usable
+    exponent, so their errors do not describe the estimate that would be published.
+    :func:`choose_method` leaves such candidates out (unless every candidate is).
+
+    Parameters
+    ----------
+    m : Measurement
+        The measurement that will be published from.
+    methods : sequence of str
+        Registered method names.
+    fits : mapping, optional
+        Estimates of ``m`` already computed, by method name (reused).
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> import numpy as np, bayesldp
+    >>> from bayesldp.choose import unusable_methods
+    >>> m = bayesldp.OUE(1.0, 16).simulate(np.full(16, 500), np.random.default_rng(0))
+    >>> unusable_methods(m, ["norm-sub", "power-ns"])
+    ()
+    """
+    known = dict(fits or {})
+    out = []
+    for name in methods:
+        if get_method(name).name not in _SHARED_EXPONENT:
+            continue
+        est = known.get(name)
+        if est is None:
+            est = postprocess(m, name)
+        if degenerate(est):
+            out.append(name)
+    return tuple(out)
 
 
 def rank_losses(
