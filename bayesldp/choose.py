@@ -410,13 +410,10 @@ def simulated_losses(
     generator = check_rng(rng)
     specs = [get_method(name) for name in methods]
     fits = {fit: postprocess(m, fit) for fit in FITS if fit not in _POSTERIOR_DRAW}
-    fits.update(
-        (fit, postprocess(m, fit, uncertainty="plug-in", n_draws=1, rng=generator))
-        for fit in FITS
-        if fit in _POSTERIOR_DRAW
-    )
     out: dict[str, np.ndarray] = {}
     for fit in FITS:
+        if fit in _POSTERIOR_DRAW:  # drawn here, so that the earlier fits' draws keep their seeds
+            fits[fit] = postprocess(m, fit, uncertainty="plug-in", n_draws=1, rng=generator)
         est = fits[fit]
         if degenerate(est):
             logger.debug("choose_method: the %s fit is degenerate; not used", fit)

@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bayesldp
-from bayesldp.choose import FITS, default_methods, degenerate, parse_query, set_loss
+from bayesldp.choose import (
+    FITS,
+    default_methods,
+    degenerate,
+    parse_query,
+    set_loss,
+    unusable_methods,
+)
 from bayesldp.methods.registry import get_method
 from tests.helpers import zipf_frequencies
 
@@ -189,8 +196,16 @@ def test_a_degenerate_power_fit_is_left_out():
     assert degenerate(fit)
     with pytest.warns(RuntimeWarning):
         choice = bayesldp.choose_method(m, "full", reps=2, rng=0)
-    assert list(choice.winners) == ["norm-sub"]
+    assert list(choice.winners) == [f for f in FITS if f != "power-ns"]
     assert "degenerate" in choice.note
+    # power-ns itself would publish that almost flat estimate: not a candidate either
+    assert unusable_methods(m, default_methods(), {"power-ns": fit}) == ("power-ns",)
+    assert "power-ns" not in choice.ranking["method"].tolist()
+    assert "power-ns left out" in choice.note
+
+
+def test_usable_methods_are_kept(measurement):
+    assert unusable_methods(measurement, default_methods()) == ()
 
 
 @pytest.mark.parametrize("d", [1, 7, 50, 1001])
