@@ -9,13 +9,14 @@ every candidate method is re-run on all of them through its row function
 (:meth:`~bayesldp.MethodSpec.row_function`), and the error of each replicate is the
 query's loss against the synthetic truth.
 
-Three synthetic truths are used (:data:`FITS`), each rounded to ``n`` users
-(:func:`~bayesldp.intervals._bootstrap.fitted_counts`): the ``norm-sub`` and the
-``power-ns`` estimates of the measurement (the first flat below its cut, the second
-heavy-tailed; the true data usually lie between) and one draw from ``eb-npmle``'s
-posterior (each item's count drawn from its posterior under the fitted nonparametric
-prior given its own support count: unlike a posterior mean it keeps the spread of the
-small items). For each fit every method's loss is divided by the best method's loss under that
+Two synthetic truths are used (:data:`FITS`), the ``norm-sub`` and the ``power-ns``
+estimates of the measurement rounded to ``n`` users
+(:func:`~bayesldp.intervals._bootstrap.fitted_counts`): the first is flat below its cut,
+the second heavy-tailed, and the true data usually lie between. :func:`simulated_losses`
+can add one draw from ``eb-npmle``'s posterior (:data:`POSTERIOR_DRAW`: each item's count
+drawn from its posterior under the fitted nonparametric prior given its own support
+count); measured as a third truth it did not change the choice's regret, and it is not a
+default. For each fit every method's loss is divided by the best method's loss under that
 fit; the method with the smallest mean ratio over the fits is chosen, and the result says
 when the fits prefer different methods. A ``power-ns`` fit whose exponent sits at its
 search bound is no synthetic truth (:func:`degenerate`) and is left out, and so is a
@@ -71,6 +72,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "FITS",
+    "POSTERIOR_DRAW",
     "MethodChoice",
     "Query",
     "choose_method",
@@ -84,10 +86,10 @@ __all__ = [
     "unusable_methods",
 ]
 
-#: The methods whose fits are the synthetic truths (``eb-npmle``: a draw from its posterior).
-FITS: tuple[str, ...] = ("norm-sub", "power-ns", "eb-npmle")
+#: The methods whose estimates are the synthetic truths.
+FITS: tuple[str, ...] = ("norm-sub", "power-ns")
 #: Fits whose synthetic truth is one draw from the fitted model's posterior, not its estimate.
-_POSTERIOR_DRAW = ("eb-npmle",)
+POSTERIOR_DRAW: tuple[str, ...] = ("eb-npmle",)
 #: Random sets per replicate for methods whose set answers are clipped sums.
 CLIPPED_SETS = 64
 #: Methods whose exponent the replicates share (one posterior grid for all).
@@ -285,8 +287,7 @@ def choose_method(
     """Choose the post-processing method with the lowest simulated error for ``query``.
 
     The collection is simulated ``reps`` times on each synthetic truth (:data:`FITS`:
-    the ``norm-sub`` and ``power-ns`` estimates of ``m`` and a draw from ``eb-npmle``'s
-    posterior), every candidate is re-run on
+    the ``norm-sub`` and ``power-ns`` estimates of ``m``), every candidate is re-run on
     the simulated measurements, and each is scored by its loss over the best loss under
     each fit, averaged over the fits (the module docstring defines the losses).
 
@@ -367,6 +368,7 @@ def simulated_losses(
     *,
     reps: int = 50,
     rng: Any = None,
+    fits: Sequence[str] = FITS,
 ) -> tuple[dict[str, np.ndarray], dict[str, Estimate]]:
     """Every method's loss on every query, on ``reps`` collections simulated per fit.
 
@@ -385,11 +387,15 @@ def simulated_losses(
         Simulated collections per synthetic truth.
     rng : numpy.random.Generator or int, optional
         Source of randomness.
+    fits : sequence of str, default :data:`FITS`
+        The synthetic truths: registered method names whose estimates of ``m`` are used,
+        or one of :data:`POSTERIOR_DRAW` (a draw from its posterior), simulated in this
+        order (a fit's draws do not depend on the fits after it).
 
     Returns
     -------
     losses : dict
-        For each fit of :data:`FITS` that is not :func:`degenerate`, an array of shape
+        For each of ``fits`` that is not :func:`degenerate`, an array of shape
         ``(queries, methods, reps)``.
     fits : dict
         Each fit's estimate of ``m``.
@@ -409,17 +415,18 @@ def simulated_losses(
     reps = check_int(reps, "reps", minimum=1)
     generator = check_rng(rng)
     specs = [get_method(name) for name in methods]
-    fits = {fit: postprocess(m, fit) for fit in FITS if fit not in _POSTERIOR_DRAW}
+    names = [get_method(fit).name for fit in fits]
+    estimates = {fit: postprocess(m, fit) for fit in names if fit not in POSTERIOR_DRAW}
     out: dict[str, np.ndarray] = {}
-    for fit in FITS:
-        if fit in _POSTERIOR_DRAW:  # drawn here, so that the earlier fits' draws keep their seeds
-            fits[fit] = postprocess(m, fit, uncertainty="plug-in", n_draws=1, rng=generator)
-        est = fits[fit]
+    for fit in names:
+        if fit in POSTERIOR_DRAW:  # drawn here, so that the earlier fits' draws keep their seeds
+            estimates[fit] = postprocess(m, fit, uncertainty="plug-in", n_draws=1, rng=generator)
+        est = estimates[fit]
         if degenerate(est):
             logger.debug("choose_method: the %s fit is degenerate; not used", fit)
             continue
         synthetic = est.frequencies
-        if fit in _POSTERIOR_DRAW and est.uncertainty is not None:
+        if fit in POSTERIOR_DRAW and est.uncertainty is not None:
             synthetic = est.uncertainty.sample(0, 1)[0]
         x = fitted_counts(synthetic, m.n)
         truth = x / m.n
@@ -431,7 +438,7 @@ def simulated_losses(
             for j, q in enumerate(queries):
                 loss[j, i] = query_loss(q, outputs, truth, spec.query_rule, set_rng)
         out[fit] = loss
-    return out, fits
+    return out, estimates
 
 
 def degenerate(fit: Estimate) -> bool:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from bayesldp.choose import (
     FITS,
+    POSTERIOR_DRAW,
     default_methods,
     parse_query,
     query_loss,
@@ -41,14 +42,16 @@ from bayesldp.runner import Experiment, Grid, Row, Task, apply_methods
 CANDIDATES: tuple[str, ...] = default_methods()
 #: Measured on the true data: the candidates and empirical Bayes (a strong fixed policy).
 METHODS: tuple[str, ...] = (*CANDIDATES, "eb-npmle")
+#: The synthetic truths the study simulates: the library's and eb-npmle's posterior draw.
+STUDY_FITS: tuple[str, ...] = (*FITS, *POSTERIOR_DRAW)
 #: ``param`` codes of the rows: the true error, the library's choice, the single-fit
 #: choices (the papers' procedure on one synthetic truth).
 TRUE, CHOICE = 0.0, 1.0
-FIT_CODES = {fit: 2.0 + i for i, fit in enumerate(FITS)}
+FIT_CODES = {fit: 2.0 + i for i, fit in enumerate(STUDY_FITS)}
 #: ``param`` code of a candidate left out of the choice (:func:`unusable_methods`).
 LEFT_OUT = 5.0
 #: ``param`` codes of each fit's mean simulated loss per method (for other rules).
-LOSS_CODES = {fit: 10.0 + i for i, fit in enumerate(FITS)}
+LOSS_CODES = {fit: 10.0 + i for i, fit in enumerate(STUDY_FITS)}
 
 
 def queries(dataset: Dataset) -> dict[str, object]:
@@ -83,14 +86,17 @@ def task(task: Task, dataset: Dataset, seq: np.random.SeedSequence) -> list[Row]
         candidates,
         reps=task.params["synthetic_reps"],
         rng=np.random.default_rng(choose_seq),
+        fits=STUDY_FITS,
     )
     left_out = unusable_methods(m, candidates, est)
     kept = [i for i, name in enumerate(candidates) if name not in left_out]
     kept = kept or list(range(len(candidates)))
     for j, label in enumerate(labels):
-        table, winners = rank_losses(
-            {fit: v[j][kept] for fit, v in losses.items()}, [candidates[i] for i in kept]
-        )
+        kept_losses = {fit: v[j][kept] for fit, v in losses.items()}
+        kept_names = [candidates[i] for i in kept]
+        # the library's choice ranks on its own fits; the posterior draw is a what-if
+        table, _ = rank_losses({f: v for f, v in kept_losses.items() if f in FITS}, kept_names)
+        _, winners = rank_losses(kept_losses, kept_names)
         for name in left_out:
             rows.append((name, label, LEFT_OUT, np.nan, np.nan, ""))
         rows.append((str(table["method"].iloc[0]), label, CHOICE, float(table["score"].iloc[0]),
@@ -108,35 +114,33 @@ def other_rules(g: pd.DataFrame) -> dict[str, str]:
 
     ``geometric``: the smallest geometric mean of the loss ratios over the fits;
     ``minimax``: the smallest largest ratio; ``pooled``: the smallest mean loss;
-    ``two-fits``: the smallest mean ratio over the ``norm-sub`` and ``power-ns`` fits alone,
-    every candidate kept (the choice before ``eb-npmle``'s posterior draw was added as a
-    third truth and degenerate candidates were left out); ``two-fits+left-out``: the same
-    without the candidates :func:`unusable_methods` leaves out; ``three-fits-all``: every
-    fit, every candidate kept.
+    ``all-candidates``: the library's rule with no candidate left out by
+    :func:`unusable_methods` (the earlier choice); ``with-posterior-draw``: the library's
+    rule with ``eb-npmle``'s posterior draw as a third synthetic truth.
     """
     table = g[g["param"].isin(list(LOSS_CODES.values()))].pivot_table(
         index="method", columns="param", values="value"
     )
     if table.empty:
         return {}
-    ratios = table / table.min(axis=0)
+    own = table[[LOSS_CODES[f] for f in FITS if LOSS_CODES[f] in table]]
+    ratios = own / own.min(axis=0)
     out = {
         "geometric": str(np.log(ratios).mean(axis=1).idxmin()),
         "minimax": str(ratios.max(axis=1).idxmin()),
-        "pooled": str(table.mean(axis=1).idxmin()),
+        "pooled": str(own.mean(axis=1).idxmin()),
     }
-    # the earlier rule: the mean ratio over the norm-sub and power-ns fits only, every
-    # candidate kept (the first two fits' simulations do not depend on the later fit,
-    # so this is the earlier choice on the same runs); and each change alone
-    two = [LOSS_CODES[f] for f in ("norm-sub", "power-ns") if LOSS_CODES[f] in table]
+    # the earlier rule (every candidate kept) and the choice with eb-npmle's posterior
+    # draw as a third truth, on the same simulations (a fit's draws do not depend on the
+    # fits after it)
+    own = [LOSS_CODES[f] for f in FITS if LOSS_CODES[f] in table]
     left_out = set(g.loc[g["param"] == LEFT_OUT, "method"])
     usable = [m for m in table.index if m not in left_out] or list(table.index)
-    if two:
-        sub = table[two]
-        out["two-fits"] = str((sub / sub.min(axis=0)).mean(axis=1).idxmin())
-        sub = table.loc[usable, two]
-        out["two-fits+left-out"] = str((sub / sub.min(axis=0)).mean(axis=1).idxmin())
-    out["three-fits-all"] = str(ratios.mean(axis=1).idxmin())
+    if own:
+        sub = table[own]
+        out["all-candidates"] = str((sub / sub.min(axis=0)).mean(axis=1).idxmin())
+    sub = table.loc[usable]
+    out["with-posterior-draw"] = str((sub / sub.min(axis=0)).mean(axis=1).idxmin())
     return out
 
 
@@ -195,7 +199,8 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     overall = summary[cols].mean().rename("mean regret over cells").to_frame()
     overall.index.name = "policy"
     overall = overall.sort_values("mean regret over cells").reset_index()
-    cell_cols = ["dataset", "query", "epsilon", "runs", "regret", *[f"regret[{f}]" for f in FITS]]
+    single = [f"regret[{f}]" for f in STUDY_FITS]
+    cell_cols = ["dataset", "query", "epsilon", "runs", "regret", *single]
     always = [c for c in cols if c.startswith("always[")]
     best_fixed = summary[always].min(axis=1)
     # the ratio of mean errors: the choice's mean true error over the mean true error of
@@ -217,7 +222,8 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
         ignore_index=True,
     )  # fmt: skip
     overall.to_csv(folder / "overall.csv", index=False)
-    shown = ["regret", *[f"regret[{f}]" for f in FITS], "always[power-ns]", "always[eb-npmle]"]
+    shown = ["regret", "rule[all-candidates]", "rule[with-posterior-draw]", *single,
+             "always[power-ns]", "always[eb-npmle]"]  # fmt: skip
     by_query = (
         summary.assign(mean_error_ratio=summary["mean_error_ratio"])
         .groupby("query", as_index=False)[[c for c in shown if c in summary] + ["mean_error_ratio"]]

@@ -196,7 +196,7 @@ def test_a_degenerate_power_fit_is_left_out():
     assert degenerate(fit)
     with pytest.warns(RuntimeWarning):
         choice = bayesldp.choose_method(m, "full", reps=2, rng=0)
-    assert list(choice.winners) == [f for f in FITS if f != "power-ns"]
+    assert list(choice.winners) == ["norm-sub"]
     assert "degenerate" in choice.note
     # power-ns itself would publish that almost flat estimate: not a candidate either
     assert unusable_methods(m, default_methods(), {"power-ns": fit}) == ("power-ns",)
@@ -221,3 +221,18 @@ def test_one_query_parser_and_set_size_for_choose_plan_and_metrics(d, fraction):
     assert set_size(d, fraction) == plan_set_size(d, fraction) == int(masks[0].sum())
     assert parse_query(f"set:{fraction}", d) == parse_query(("set", fraction), d)
     assert planning.parse_query(("set", fraction), d) == ("set", fraction)
+
+
+def test_a_posterior_draw_as_a_third_truth(measurement):
+    """eb-npmle's posterior draw as a fit: the earlier fits' losses keep their draws."""
+    from bayesldp.choose import simulated_losses
+
+    q = [parse_query("full", measurement.domain_size)]
+    two, _ = simulated_losses(measurement, q, ["base", "norm-sub"], reps=2, rng=3)
+    three, est = simulated_losses(
+        measurement, q, ["base", "norm-sub"], reps=2, rng=3, fits=(*FITS, "eb-npmle")
+    )
+    assert list(three) == [*two, "eb-npmle"]
+    for fit in two:
+        np.testing.assert_array_equal(two[fit], three[fit])
+    assert np.all(three["eb-npmle"] > 0) and est["eb-npmle"].method == "eb-npmle"
