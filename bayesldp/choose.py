@@ -71,17 +71,11 @@ if TYPE_CHECKING:  # pandas and the bootstrap load on the first call (a light im
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "FITS",
-    "POSTERIOR_DRAW",
     "MethodChoice",
-    "Query",
     "choose_method",
     "default_methods",
-    "degenerate",
-    "parse_query",
     "query_loss",
     "rank_losses",
-    "set_loss",
     "simulated_losses",
     "unusable_methods",
 ]
