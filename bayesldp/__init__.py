@@ -17,7 +17,7 @@ from bayesldp.methods.registry import (
 from bayesldp.oracles import GRR, HR, OLH, ORACLES, OUE, SS, SUE, FrequencyOracle, make_oracle
 from bayesldp.planning import plan
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):
