@@ -72,8 +72,10 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "MethodChoice",
+    "Query",
     "choose_method",
     "default_methods",
+    "parse_query",
     "query_loss",
     "rank_losses",
     "simulated_losses",
