@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any
 
-from bayesldp.cli._common import ArgumentParser, integer, number
+from bayesldp.cli._common import ArgumentParser, integer, measurement_record, number
 
 
 def add_parser(commands: Any) -> ArgumentParser:
@@ -89,18 +89,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         close_client(client, own_cluster=scheduler is None)
     seconds = time.perf_counter() - t0
-    record = {
-        "oracle": oracle.name,
-        "epsilon": oracle.epsilon,
-        "domain_size": m.domain_size,
-        "n": int(m.n),
-        "p": m.p,
-        "q": m.q,
-        "support_counts": [int(c) for c in m.support_counts],
-        "reports": reports,
-        "seconds": seconds,
-    }
-    write_json(args.out, record)
+    write_json(args.out, measurement_record(m, oracle, reports=reports, seconds=seconds))
     top = np.argsort(-m.estimates, kind="stable")[:5]
     print(
         f"{m.n:,} {oracle.name} reports (eps {oracle.epsilon:g}, d {m.domain_size:,}) "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bayesldp.cli._common import ArgumentParser, integer, items
+from bayesldp.cli._common import ArgumentParser, integer, items, read_measurement
 
 QUERY_HELP = (
     "what you will publish: full, set:FRACTION (sums over random sets of that fraction of "
@@ -45,45 +45,6 @@ def add_parser(commands: Any) -> ArgumentParser:
     choose.add_argument("--seed", type=integer, default=0, help="random seed (default 0)")
     choose.add_argument("--out", default=None, help="write the ranking to this CSV file")
     return choose
-
-
-def read_measurement(path: str) -> Any:
-    """Load a measurement JSON file written by ``bayesldp aggregate``.
-
-    Parameters
-    ----------
-    path : str
-        The file.
-
-    Returns
-    -------
-    Measurement
-
-    Raises
-    ------
-    ValueError
-        An unreadable file, or one without the fields of a measurement.
-    """
-    import json
-
-    from bayesldp.measurement import Measurement
-
-    try:
-        with open(path) as fh:
-            record = json.load(fh)
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"measurement: cannot read {path!r}: {err}") from None
-    keys = ("support_counts", "n", "p", "q", "oracle", "epsilon")
-    if not isinstance(record, dict) or any(k not in record for k in keys):
-        raise ValueError(f"measurement: {path!r} lacks one of {', '.join(keys)}")
-    return Measurement.from_support_counts(
-        record["support_counts"],
-        record["n"],
-        record["p"],
-        record["q"],
-        oracle=record["oracle"],
-        epsilon=record["epsilon"],
-    )
 
 
 def parse_query_text(text: str) -> Any:

@@ -161,6 +161,77 @@ def numbers(text: str | None, name: str) -> tuple[float, ...] | None:
     return tuple(out)
 
 
+#: The fields of a measurement file (``bayesldp aggregate`` writes them, ``choose`` reads them).
+MEASUREMENT_FIELDS = ("support_counts", "n", "p", "q", "oracle", "epsilon")
+
+
+def measurement_record(m: Any, oracle: Any, **extra: Any) -> dict[str, Any]:
+    """Return the JSON record of a measurement file (``bayesldp aggregate --out``).
+
+    Parameters
+    ----------
+    m : Measurement
+        The aggregated measurement.
+    oracle : FrequencyOracle
+        The oracle that produced it.
+    **extra
+        Further fields (e.g. where the reports came from, how long it took).
+
+    Returns
+    -------
+    dict
+        The fields of :data:`MEASUREMENT_FIELDS`, ``domain_size`` and ``extra``.
+    """
+    return {
+        "oracle": oracle.name,
+        "epsilon": oracle.epsilon,
+        "domain_size": m.domain_size,
+        "n": int(m.n),
+        "p": m.p,
+        "q": m.q,
+        "support_counts": [int(c) for c in m.support_counts],
+        **extra,
+    }
+
+
+def read_measurement(path: str) -> Any:
+    """Load a measurement JSON file written by ``bayesldp aggregate``.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+
+    Returns
+    -------
+    Measurement
+
+    Raises
+    ------
+    ValueError
+        An unreadable file, or one without the fields of a measurement.
+    """
+    import json
+
+    from bayesldp.measurement import Measurement
+
+    try:
+        with open(path) as fh:
+            record = json.load(fh)
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"measurement: cannot read {path!r}: {err}") from None
+    if not isinstance(record, dict) or any(k not in record for k in MEASUREMENT_FIELDS):
+        raise ValueError(f"measurement: {path!r} lacks one of {', '.join(MEASUREMENT_FIELDS)}")
+    return Measurement.from_support_counts(
+        record["support_counts"],
+        record["n"],
+        record["p"],
+        record["q"],
+        oracle=record["oracle"],
+        epsilon=record["epsilon"],
+    )
+
+
 def escape(text: str) -> str:
     """Protect ``%`` in a help text from argparse's %-formatting (``50%`` -> ``50%%``).
 
