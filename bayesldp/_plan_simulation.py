@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._query import set_size
+from bayesldp._query import set_loss, set_size
 from bayesldp.methods.registry import MeasurementRows, get_method, postprocess
 from bayesldp.oracles import FrequencyOracle
 
@@ -45,11 +45,11 @@ def query_errors(
     """Return the squared error of each simulated collection's answer (one per row).
 
     For a set query the error is averaged over all sets of the query's size exactly
-    (:func:`random_set_error`), except for answers that clip the raw sum (``post-pos``),
+    (:func:`bayesldp._query.set_loss`), except for answers that clip the raw sum (``post-pos``),
     which are averaged over the random sets ``masks``.
     """
     if kind == "set" and not clip_sum:
-        return random_set_error(answers - truth, set_size(truth.shape[1], value))
+        return set_loss(answers - truth, set_size(truth.shape[1], value))
     if kind == "full":
         return np.mean((answers - truth) ** 2, axis=1)
     if kind == "top":
@@ -63,28 +63,6 @@ def query_errors(
         sums = np.maximum(sums, 0.0)
     true_sums = np.einsum("rsd,rd->rs", w, truth)
     return np.mean((sums - true_sums) ** 2, axis=1)
-
-
-def random_set_error(errors: np.ndarray, size: int) -> np.ndarray:
-    r"""Mean over all ``size``-item sets of the squared error of the set's sum, per row.
-
-    With :math:`e` the items' errors and :math:`s` the size,
-    :math:`\frac sd \sum_v e_v^2 + \frac{s(s-1)}{d(d-1)}\big((\sum_v e_v)^2 -
-    \sum_v e_v^2\big)`: each item is in a uniform random set with probability
-    :math:`s/d`, each pair with probability :math:`s(s-1)/(d(d-1))`.
-
-    Parameters
-    ----------
-    errors : numpy.ndarray
-        Estimate minus truth, shape ``(rows, d)``.
-    size : int
-        Items per set, in ``[1, d]``.
-    """
-    d = errors.shape[1]
-    squares = np.sum(errors**2, axis=1)
-    total = np.sum(errors, axis=1)
-    pairs = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
-    return size / d * squares + pairs * (total**2 - squares)
 
 
 def random_masks(rows: int, d: int, size: int, rng: np.random.Generator) -> np.ndarray:

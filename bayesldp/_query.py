@@ -144,3 +144,34 @@ def parse_query(query: Any, domain_size: int, kinds: Sequence[str] = QUERY_KINDS
     if kind == "top":
         return Query("top", check_k(value, d, name))
     return Query("heavy", check_probability(value, name))
+
+
+def set_loss(errors: np.ndarray, size: int) -> np.ndarray:
+    r"""Exact expected squared error of a uniformly random ``size``-set's sum, per row.
+
+    :math:`\frac sd \sum e^2 + \frac{s(s-1)}{d(d-1)}((\sum e)^2 - \sum e^2)`.
+
+    Parameters
+    ----------
+    errors : numpy.ndarray
+        Per-item errors, shape ``(B, d)``.
+    size : int
+        The set size ``s``, in ``[1, d]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(B,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesldp._query import set_loss
+    >>> float(set_loss(np.array([[1.0, -1.0]]), 2)[0])
+    0.0
+    """
+    d = errors.shape[1]
+    s2 = np.einsum("ij,ij->i", errors, errors)
+    s1 = errors.sum(axis=1)
+    pairs = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
+    return size / d * s2 + pairs * (s1**2 - s2)

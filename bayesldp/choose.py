@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bayesldp._query import Query, parse_query, set_size
+from bayesldp._query import Query, parse_query, set_loss, set_size
 from bayesldp._validation import check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
@@ -163,37 +163,6 @@ class MethodChoice:
         """Show the chosen method, the query and the disagreement note."""
         text = f"MethodChoice(chosen={self.chosen!r}, query={str(self.query)!r}, reps={self.reps}"
         return text + (f", note={self.note!r})" if self.note else ")")
-
-
-def set_loss(errors: np.ndarray, size: int) -> np.ndarray:
-    r"""Exact expected squared error of a uniformly random ``size``-set's sum, per row.
-
-    :math:`\frac sd \sum e^2 + \frac{s(s-1)}{d(d-1)}((\sum e)^2 - \sum e^2)`.
-
-    Parameters
-    ----------
-    errors : numpy.ndarray
-        Per-item errors, shape ``(B, d)``.
-    size : int
-        The set size ``s``, in ``[1, d]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(B,)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bayesldp.choose import set_loss
-    >>> float(set_loss(np.array([[1.0, -1.0]]), 2)[0])
-    0.0
-    """
-    d = errors.shape[1]
-    s2 = np.einsum("ij,ij->i", errors, errors)
-    s1 = errors.sum(axis=1)
-    pairs = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
-    return size / d * s2 + pairs * (s1**2 - s2)
 
 
 def query_loss(

@@ -38,7 +38,8 @@ QUERIES = ("full", "set:0.5", "top:10")
 def measured_error(oracle, counts, method, query, runs, rng) -> tuple[float, float]:
     """Mean and standard error of ``method``'s query error on fresh rounds of ``counts``."""
     from bayesldp import postprocess
-    from bayesldp._plan_simulation import SETS_PER_RUN, random_set_error, set_size, top_items
+    from bayesldp._plan_simulation import SETS_PER_RUN, set_size, top_items
+    from bayesldp._query import set_loss
     from bayesldp.methods.registry import get_method
     from bayesldp.planning import parse_query
 
@@ -55,7 +56,7 @@ def measured_error(oracle, counts, method, query, runs, rng) -> tuple[float, flo
             errors.append(float(np.mean((est.frequencies[top] - truth[top]) ** 2)))
         elif get_method(method).query_rule == "sum":  # every set of the size, exactly
             size = set_size(d, value)
-            errors.append(float(random_set_error((est.frequencies - truth)[None, :], size)[0]))
+            errors.append(float(set_loss((est.frequencies - truth)[None, :], size)[0]))
         else:  # a query-time rule (post-pos): random sets
             size = set_size(d, value)
             sq = []
