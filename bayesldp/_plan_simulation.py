@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._query import set_loss, set_size
+from bayesldp._query import set_loss, set_size, top_items
 from bayesldp.methods.registry import MeasurementRows, get_method, postprocess
 from bayesldp.oracles import FrequencyOracle
 
@@ -24,13 +24,6 @@ SEARCH_STEP = 4.0
 SEARCH_LIMIT = 8
 #: Most users a plan simulates (numpy's multinomial draws int64 counts).
 MAX_USERS = 1 << 62
-
-
-def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:
-    """Return the ``k`` items with the largest frequencies, ties by index (per row)."""
-    f = np.atleast_2d(frequencies)
-    index = np.broadcast_to(np.arange(f.shape[1]), f.shape)
-    return np.lexsort((index, -f), axis=-1)[:, :k]
 
 
 def query_errors(

@@ -175,3 +175,10 @@ def set_loss(errors: np.ndarray, size: int) -> np.ndarray:
     s1 = errors.sum(axis=1)
     pairs = size * (size - 1) / (d * (d - 1)) if d > 1 else 0.0
     return size / d * s2 + pairs * (s1**2 - s2)
+
+
+def top_items(frequencies: np.ndarray, k: int) -> np.ndarray:
+    """Return the ``k`` items with the largest frequencies, ties by index (per row)."""
+    f = np.atleast_2d(frequencies)
+    index = np.broadcast_to(np.arange(f.shape[1]), f.shape)
+    return np.lexsort((index, -f), axis=-1)[:, :k]

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bayesldp._query import Query, parse_query, set_loss, set_size
+from bayesldp._query import Query, parse_query, set_loss, set_size, top_items
 from bayesldp._validation import check_int, check_rng
 from bayesldp.estimate import Estimate
 from bayesldp.measurement import Measurement, check_measurement
@@ -205,7 +205,7 @@ def query_loss(
     if q.kind == "full":
         return np.mean((out - truth) ** 2, axis=1)
     if q.kind == "top":
-        top = np.lexsort((np.arange(d), -truth))[: int(q.value or 1)]
+        top = top_items(truth, int(q.value or 1))[0]
         return np.mean((out[:, top] - truth[top]) ** 2, axis=1)
     if q.kind == "heavy":
         t = float(q.value or 0.0)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayesldp._query import top_items
 from bayesldp._validation import check_estimates, check_float, check_int, check_k, check_rng
 from bayesldp.estimate import Estimate
 
@@ -168,7 +169,7 @@ def topk_mse(true, estimate, k: int) -> float:
     """
     f, est = _pair(true, estimate)
     k = check_k(k, f.size)
-    top = np.lexsort((np.arange(f.size), -f))[:k]
+    top = top_items(f, k)[0]
     return float(np.mean((est[top] - f[top]) ** 2))
 
 

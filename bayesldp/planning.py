@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._plan_simulation import MAX_USERS, Curve, simulate_errors, top_items
+from bayesldp._plan_simulation import MAX_USERS, Curve, simulate_errors
 from bayesldp._query import parse_query as parse
-from bayesldp._query import set_size
+from bayesldp._query import set_size, top_items
 from bayesldp._validation import (
     as_array,
     check_domain_size,

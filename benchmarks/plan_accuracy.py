@@ -38,8 +38,8 @@ QUERIES = ("full", "set:0.5", "top:10")
 def measured_error(oracle, counts, method, query, runs, rng) -> tuple[float, float]:
     """Mean and standard error of ``method``'s query error on fresh rounds of ``counts``."""
     from bayesldp import postprocess
-    from bayesldp._plan_simulation import SETS_PER_RUN, set_size, top_items
-    from bayesldp._query import set_loss
+    from bayesldp._plan_simulation import SETS_PER_RUN
+    from bayesldp._query import set_loss, set_size, top_items
     from bayesldp.methods.registry import get_method
     from bayesldp.planning import parse_query
 
