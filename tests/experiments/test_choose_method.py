@@ -32,3 +32,19 @@ def test_the_candidates_include_the_library_defaults_and_empirical_bayes():
     from bayesldp.choose import default_methods
 
     assert set(default_methods()) < set(METHODS) and "eb-npmle" in METHODS
+
+
+def test_hindsight_policies_pick_the_best_method_of_each_cell():
+    from bayesldp.experiments.choose_method import CANDIDATES, hindsight_policies
+
+    a, b = CANDIDATES[0], CANDIDATES[1]
+    summary = pd.DataFrame(
+        {
+            f"always[{a}]": [1.0, 3.0],
+            f"always[{b}]": [2.0, 1.5],
+            "always[eb-npmle]": [4.0, 1.1],
+        }
+    )
+    bounds = hindsight_policies(summary)
+    assert bounds["hindsight[best method per cell]"] == pytest.approx((1.0 + 1.1) / 2)
+    assert bounds["hindsight[best candidate per cell]"] == pytest.approx((1.0 + 1.5) / 2)
