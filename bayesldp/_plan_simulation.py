@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bayesldp._query import set_loss, set_size, top_items
+from bayesldp._query import random_set_masks, set_loss, set_size, top_items
 from bayesldp.methods.registry import MeasurementRows, get_method, postprocess
 from bayesldp.oracles import FrequencyOracle
 
@@ -58,15 +58,6 @@ def query_errors(
     return np.mean((sums - true_sums) ** 2, axis=1)
 
 
-def random_masks(rows: int, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw :data:`SETS_PER_RUN` uniform random sets of ``size`` items per row, as masks."""
-    keys = rng.random((rows, SETS_PER_RUN, d))
-    chosen = np.argpartition(keys, size - 1, axis=2)[:, :, :size]
-    masks = np.zeros((rows, SETS_PER_RUN, d), dtype=bool)
-    np.put_along_axis(masks, chosen, True, axis=2)
-    return masks
-
-
 def simulate_errors(
     oracle: FrequencyOracle,
     frequencies: np.ndarray,
@@ -96,7 +87,9 @@ def simulate_errors(
     rows = MeasurementRows.from_counts(m, counts)
     truth = x / n
     clipping = any(get_method(name).query_rule == "clip-sum" for name in methods)
-    masks = random_masks(reps, d, set_size(d, value), rng) if kind == "set" and clipping else None
+    masks = None
+    if kind == "set" and clipping:
+        masks = random_set_masks((reps, SETS_PER_RUN), d, set_size(d, value), rng)
     out = {"raw": query_errors(rows.estimates, rows.estimates, truth, kind, value, False, masks)}
     for name in methods:
         spec = get_method(name)

@@ -65,6 +65,21 @@ def set_size(domain_size: int, fraction: float) -> int:
     return max(1, round(domain_size * (fraction * 100) / 100))
 
 
+def random_set_masks(
+    shape: tuple[int, ...], domain_size: int, size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draw uniform random sets of ``size`` items, as boolean masks of ``(*shape, d)``.
+
+    Each set takes the ``size`` items of smallest uniform key, so every set of that size
+    is equally likely.
+    """
+    keys = rng.random((*shape, domain_size))
+    chosen = np.argpartition(keys, size - 1, axis=-1)[..., :size]
+    masks = np.zeros(keys.shape, dtype=bool)
+    np.put_along_axis(masks, chosen, True, axis=-1)
+    return masks
+
+
 def _unknown(query: Any, kinds: Sequence[str]) -> ValueError:
     """Return the error for a query that is none of ``kinds``."""
     forms = {

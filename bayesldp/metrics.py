@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bayesldp._query import top_items
+from bayesldp._query import random_set_masks, top_items
 from bayesldp._validation import check_estimates, check_float, check_int, check_k, check_rng
 from bayesldp.estimate import Estimate
 
@@ -115,11 +115,7 @@ def random_subsets(
     )
     rng = check_rng(rng)
     size = max(1, round(domain_size * percent / 100))
-    keys = rng.random((n_queries, domain_size))
-    chosen = np.argpartition(keys, size - 1, axis=1)[:, :size]
-    masks = np.zeros((n_queries, domain_size), dtype=bool)
-    np.put_along_axis(masks, chosen, True, axis=1)
-    return masks
+    return random_set_masks((n_queries,), domain_size, size, rng)
 
 
 def set_value_mse(
