@@ -206,8 +206,9 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     """Mean regret per cell (bars: the choice; dots: the best fixed policy of that cell).
 
     Also writes ``overall.csv`` (the mean over all cells of the choice, each single fit,
-    each other rule and each fixed policy, and of the choice's ratio of mean errors) and
-    ``report.md`` (both tables in Markdown).
+    each other rule and each fixed policy, of the hindsight policies, of the choice's ratio
+    of mean errors and of its mean per-run ratio to the method best on average in the cell)
+    and ``report.md`` (the tables in Markdown).
     """
     table = choice_table(results)
     cols = [c for c in table.columns if c.startswith(("regret", "rule[", "always["))]
@@ -229,13 +230,24 @@ def plot(results: pd.DataFrame, folder: Path) -> pd.DataFrame:
     ].mean()
     method_errors = errors[[c for c in errors.columns if c.startswith("error[")]]
     summary["mean_error_ratio"] = errors["error"] / method_errors.min(axis=1)
+    # the per-run ratio to the method best on average in the cell (not to each run's best)
+    cell_best = errors[["dataset", "query", "epsilon"]].assign(
+        cell_best=method_errors.idxmin(axis=1)
+    )
+    merged = table.merge(cell_best, on=["dataset", "query", "epsilon"])
+    merged["ratio"] = merged["error"] / merged.apply(lambda r: r[r["cell_best"]], axis=1)
+    summary["ratio_to_cell_best"] = (
+        merged.groupby(["dataset", "query", "epsilon"])["ratio"].mean().to_numpy()
+    )
     cells = summary[cell_cols].assign(
         best_fixed=best_fixed,
         best_fixed_policy=summary[always].idxmin(axis=1),
         mean_error_ratio=summary["mean_error_ratio"],
+        ratio_to_cell_best=summary["ratio_to_cell_best"],
     )
     extra = {**hindsight_policies(summary),
-             "mean_error_ratio (choice)": summary["mean_error_ratio"].mean()}  # fmt: skip
+             "mean_error_ratio (choice)": summary["mean_error_ratio"].mean(),
+             "ratio_to_cell_best (choice)": summary["ratio_to_cell_best"].mean()}  # fmt: skip
     overall = pd.concat(
         [overall, pd.DataFrame({"policy": list(extra), "mean regret over cells": extra.values()})],
         ignore_index=True,

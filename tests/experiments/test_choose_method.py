@@ -48,3 +48,20 @@ def test_hindsight_policies_pick_the_best_method_of_each_cell():
     bounds = hindsight_policies(summary)
     assert bounds["hindsight[best method per cell]"] == pytest.approx((1.0 + 1.1) / 2)
     assert bounds["hindsight[best candidate per cell]"] == pytest.approx((1.0 + 1.5) / 2)
+
+
+def test_ratio_to_cell_best_divides_by_the_method_best_on_average(tmp_path):
+    from bayesldp.experiments.choose_method import plot
+
+    rows = []
+    for rep, errors, chosen in ((0, {"a": 1.0, "b": 2.0}, "a"), (1, {"a": 3.0, "b": 1.0}, "b")):
+        for m, v in errors.items():
+            rows.append(dict(dataset="x", epsilon=1.0, rep=rep, metric="full", method=m,
+                             param=TRUE, value=v))  # fmt: skip
+        rows.append(dict(dataset="x", epsilon=1.0, rep=rep, metric="full", method=chosen,
+                         param=CHOICE, value=1.0))  # fmt: skip
+    summary = plot(pd.DataFrame(rows), tmp_path).iloc[0]
+    # b is best on average (1.5 against 2.0): the choice's errors 1 and 1 over b's 2 and 1
+    assert summary["ratio_to_cell_best"] == pytest.approx((0.5 + 1.0) / 2)
+    assert summary["regret"] == pytest.approx(1.0)
+    assert (tmp_path / "overall.csv").exists() and (tmp_path / "report.md").exists()
