@@ -202,3 +202,18 @@ def test_the_moment_check_fails_when_the_length_follows_the_momentum():
         assert_standard_moments(
             gaussian_draws(TiedLength(potential_fn=gaussian_potential, trajectory_length=3.0))
         )
+
+
+@pytest.mark.slow  # a subprocess that compiles and samples a model
+def test_profile_script_reports_each_factor_of_the_cost():
+    from tests.helpers import run_script_rows
+
+    rows = run_script_rows(
+        "bayes_hmc_profile.py", "--d", "64", "--tune", "100", "--draws", "20", "--repeats", "2"
+    )
+    row = rows[-1]
+    assert row["grad_ms"] > 0 and row["grad_ms_2chains"] > 0
+    assert len(row["steps_warmup_per_50"]) == 2
+    assert sum(row["steps_warmup_per_50"]) == row["steps_warmup_total"]
+    assert row["steps_draws_total"] >= 20 and len(row["step_size_adapted"]) == 2
+    assert row["ess_bulk_worst_free"] > 0 and row["r_hat_worst_free"] > 0.9
