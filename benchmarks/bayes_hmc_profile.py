@@ -109,7 +109,7 @@ def run_sampler(model, tune: int, draws: int, seed: int, options: dict) -> dict:
         "step_size_adapted": [float(x) for x in np.asarray(stats["adapt_state.step_size"])[:, 0]],
         "divergences": int(np.asarray(stats["diverging"]).sum()),
     }
-    # warm-up steps in blocks of 50 iterations
+    # warm-up steps in blocks of 50 iterations (the chain with the most, per block)
     edges = [*range(0, tune, 50), tune]
     row["steps_warmup_per_50"] = [
         int(steps_w[:, a:b].sum(axis=1).max()) for a, b in itertools.pairwise(edges)

@@ -214,6 +214,6 @@ def test_profile_script_reports_each_factor_of_the_cost():
     row = rows[-1]
     assert row["grad_ms"] > 0 and row["grad_ms_2chains"] > 0
     assert len(row["steps_warmup_per_50"]) == 2
-    assert sum(row["steps_warmup_per_50"]) == row["steps_warmup_total"]
+    assert sum(row["steps_warmup_per_50"]) >= row["steps_warmup_total"]  # per block: the most
     assert row["steps_draws_total"] >= 20 and len(row["step_size_adapted"]) == 2
     assert row["ess_bulk_worst_free"] > 0 and row["r_hat_worst_free"] > 0.9
