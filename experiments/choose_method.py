@@ -177,14 +177,14 @@ def choice_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def hindsight_policies(summary: pd.DataFrame) -> dict[str, float]:
-    """Mean regret over cells of two policies that know the truth: a floor for the choice.
+    """Mean regret over cells of two policies that know the truth.
 
     ``hindsight[best method per cell]`` uses, in every cell, the one method whose mean
     regret in that cell is smallest (``eb-npmle`` included); ``hindsight[best candidate
     per cell]`` the same among the choice's candidates. Neither can be run (each looks at
-    the true errors), but any rule that picks one method per cell from the data, as the
-    choice does in effect, is no better on average than the first. Per-run information
-    could beat it only by predicting which method's error is small by chance in that run.
+    the true errors). No policy that uses one method per cell does better on average than
+    the first; a rule whose pick changes from run to run, as the choice's does, could beat
+    it only by predicting which method's error is small by chance in that run.
     """
     always = [c for c in summary.columns if c.startswith("always[")]
     candidates = [f"always[{m}]" for m in CANDIDATES if f"always[{m}]" in summary]
