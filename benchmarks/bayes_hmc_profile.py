@@ -27,21 +27,19 @@ import time
 
 
 def build(method: str, d: int, seed: int):
-    """Return (model, measurement) as ``bayes_speed.run_case`` fits them."""
-    import numpy as np
-
-    import bayesldp
-    from bayesldp import datasets
+    """Return the model ``bayes_speed.run_case`` fits for ``method`` on its case's data."""
     from bayesldp.models import _jax
     from bayesldp.models.dirichlet import build_dirichlet_model
     from bayesldp.models.hierarchical import build_hier_model
 
+    if __package__:  # imported as benchmarks.bayes_hmc_profile
+        from benchmarks.bayes_speed import measurement
+    else:  # run as a script: its folder is on sys.path
+        from bayes_speed import measurement
+
     _jax.devices_for_chains(2)
-    s, n = {1024: (1.5, 1_000_000)}.get(d, (1.1, 1_000_000))
-    data = datasets.zipf(s, d, n, rng=seed)
-    m = bayesldp.OUE(1.0, d).simulate(data.counts, np.random.default_rng(seed))
-    model = build_dirichlet_model(m) if method == "bayes-dirichlet" else build_hier_model(m)
-    return model, m, data
+    _, m = measurement(d, seed)
+    return build_dirichlet_model(m) if method == "bayes-dirichlet" else build_hier_model(m)
 
 
 def time_gradient(model, repeats: int) -> dict:
@@ -142,7 +140,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     cpu0 = time.process_time()
-    model, _, _ = build(args.method, args.d, args.seed)
+    model = build(args.method, args.d, args.seed)
     row = {"method": args.method, "d": args.d, "load_before": os.getloadavg()[0]}
     row["seconds_build"] = time.perf_counter() - start
     row.update(time_gradient(model, args.repeats))

@@ -105,6 +105,22 @@ def readme_model(m, method: str, seed: int, options: dict):
     return bm.fit(model, m, rng=seed, **options)
 
 
+def measurement(d: int, seed: int, n: int | None = None, dataset: str = "zipf"):
+    """Return ``(data, measurement)`` of a case: :data:`CASES`' data, OUE epsilon 1."""
+    import numpy as np
+
+    import bayesldp
+    from bayesldp import datasets
+
+    s, default_n = CASES.get(d, (1.5, 1_000_000))
+    n = default_n if n is None else n
+    if dataset == "wordfreq":
+        data = datasets.wordfreq_words(d=d, n=n, rng=seed)
+    else:
+        data = datasets.zipf(s, d, n, rng=seed)
+    return data, bayesldp.OUE(1.0, d).simulate(data.counts, np.random.default_rng(seed))
+
+
 def run_case(
     d: int,
     method: str,
@@ -119,18 +135,11 @@ def run_case(
 ) -> dict:
     """Time one case in this process; return the measurements."""
     start = time.perf_counter()
-    import numpy as np
 
     import bayesldp
-    from bayesldp import datasets, metrics
+    from bayesldp import metrics
 
-    s, default_n = CASES.get(d, (1.5, 1_000_000))
-    n = default_n if n is None else n
-    if dataset == "wordfreq":
-        data = datasets.wordfreq_words(d=d, n=n, rng=seed)
-    else:
-        data = datasets.zipf(s, d, n, rng=seed)
-    m = bayesldp.OUE(1.0, d).simulate(data.counts, np.random.default_rng(seed))
+    data, m = measurement(d, seed, n, dataset)
     ready = time.perf_counter()
     options = {"draws": draws, "tune": tune}
     if sampler is not None:
