@@ -182,7 +182,7 @@ def run_case(
     return row
 
 
-def _export(ref: str, where: Path) -> Path:
+def export_code(ref: str, where: Path) -> Path:
     """Export the code of git revision ``ref`` to ``where``, importable as ``bayesldp``."""
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
@@ -355,7 +355,7 @@ def main(args: argparse.Namespace) -> pd.DataFrame:
     samplers = args.samplers or [None]
     offered = _current_samplers()
     with tempfile.TemporaryDirectory() as tmp:
-        baseline = _export(args.baseline, Path(tmp)) if args.baseline else None
+        baseline = export_code(args.baseline, Path(tmp)) if args.baseline else None
         for method in args.methods:
             for d in args.sizes:
                 for sampler in samplers:

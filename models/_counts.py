@@ -20,12 +20,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.interpolate import CubicSpline
-from scipy.special import logsumexp
 
 from bayesldp.methods._calibrate import spline_nodes
+from bayesldp.models._node_sums import NodeWindows
+from bayesldp.models._spline import cubic_splines
 
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 EXACT_COUNTS = 256  # counts below this are their own cells
 GROWTH = 0.005  # relative cell width above them
 CELL_SIGMA = 0.25  # cells never wider than this many noise standard deviations
@@ -88,12 +87,10 @@ def log_prior_mass(grid: CountGrid, s: float, c: float) -> np.ndarray:
         Exponent and scale of the prior :math:`P(x) \propto (1 + x/c)^{-s}`.
     """
     lm = -s * np.log1p(grid.x / c) + grid.log_width
-    return lm - logsumexp(lm)
+    top = lm.max()
+    return lm - (top + math.log(float(np.exp(lm - top).sum())))
 
 
-WINDOW_SIGMA = 10.0  # node sums keep the cells within this many sigma of the node ...
-FULL_SUM_MARGIN = 36.0  # ... unless what is left out may reach exp(-this) of what is kept
-BLOCK_SIGMA = 4.0  # nodes closer together than this many sigma share one window of cells
 TILT_SPAN = 12.0  # tilts of the posterior means are searched within this many sigma
 TARGET_SPAN = 4.0  # the log target's saddle point is searched within this many sigma
 #: P(sum x = n) is computed by exact (direct) convolution when ``d * (n + 1)`` and ``n``
@@ -103,7 +100,11 @@ EXACT_MAX_N = 2_000
 
 
 def node_moments(
-    grid: CountGrid, log_mass: np.ndarray, sigma_c: float, points: np.ndarray
+    grid: CountGrid,
+    log_mass: np.ndarray,
+    sigma_c: float,
+    points: np.ndarray,
+    windows: NodeWindows | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact log evidence, posterior mean and variance of a count observed at each point.
 
@@ -123,70 +124,18 @@ def node_moments(
         Noise standard deviation in counts.
     points : numpy.ndarray
         The count estimates at which to evaluate.
+    windows : NodeWindows, optional
+        The blocks and windows of these points (:meth:`NodeWindows.build`), when kept
+        from an earlier call; built here otherwise.
 
     Returns
     -------
     log_ev, mean, var : numpy.ndarray
         One value per point, in the order of ``points``.
     """
-    points = np.asarray(points, dtype=float)
-    order = np.argsort(points, kind="stable")
-    pts = points[order]
-    x = grid.x
-    inv = 0.5 / sigma_c**2
-    log_ev = np.empty(pts.size)
-    mean = np.empty(pts.size)
-    var = np.empty(pts.size)
-    half = WINDOW_SIGMA * sigma_c
-    head_max = np.maximum.accumulate(log_mass)
-    tail_max = np.maximum.accumulate(log_mass[::-1])[::-1]
-
-    def block(i0: int, i1: int, lo: int, hi: int) -> np.ndarray:
-        xs = x[lo:hi]
-        lw = log_mass[None, lo:hi] - (xs[None, :] - pts[i0:i1, None]) ** 2 * inv
-        top = lw.max(axis=1, keepdims=True)
-        w = np.exp(lw - top)
-        z = w.sum(axis=1)
-        mu = (w @ xs) / z
-        v = (w @ (xs * xs)) / z - mu**2
-        bad = v < 1e-6 * mu**2
-        if np.any(bad):
-            v[bad] = (w[bad] * (xs[None, :] - mu[bad, None]) ** 2).sum(axis=1) / z[bad]
-        log_ev[i0:i1] = np.log(z) + top[:, 0]
-        mean[i0:i1], var[i0:i1] = mu, v
-        return log_ev[i0:i1]
-
-    i0 = 0
-    while i0 < pts.size:
-        i1 = int(np.searchsorted(pts, pts[i0] + BLOCK_SIGMA * sigma_c, side="right"))
-        i1 = max(i1, i0 + 1)
-        lo = int(np.searchsorted(x, pts[i0] - half))
-        hi = int(np.searchsorted(x, pts[i1 - 1] + half, side="right"))
-        kept = block(i0, i1, lo, hi) if hi > lo else np.full(i1 - i0, -np.inf)
-        # The largest term left out (the nearest node sees it largest), against the
-        # smallest kept sum: refine to every cell unless it is below by FULL_SUM_MARGIN.
-        floor = float(kept.min()) - FULL_SUM_MARGIN - math.log(x.size)
-        # a quick bound first (largest mass times the kernel at the nearest left-out cell)
-        out = -np.inf
-        if lo > 0:
-            out = max(out, head_max[lo - 1] - (x[lo - 1] - pts[i0]) ** 2 * inv)
-        if hi < x.size:
-            out = max(out, tail_max[hi] - (x[hi] - pts[i1 - 1]) ** 2 * inv)
-        if out > floor:
-            out = -np.inf
-            if lo > 0:
-                out = max(out, float((log_mass[:lo] - (x[:lo] - pts[i0]) ** 2 * inv).max()))
-            if hi < x.size:
-                tail = log_mass[hi:] - (x[hi:] - pts[i1 - 1]) ** 2 * inv
-                out = max(out, float(tail.max()))
-            if out > floor:
-                block(i0, i1, 0, x.size)
-        i0 = i1
-    log_ev -= math.log(sigma_c) + LOG_SQRT_2PI
-    results = [np.empty_like(a) for a in (log_ev, mean, var)]
-    for o, a in zip(results, (log_ev, mean, var), strict=True):
-        o[order] = a
-    return results[0], results[1], results[2]
+    if windows is None:
+        windows = NodeWindows.build(grid.x, sigma_c, points)
+    return windows.moments(log_mass)
 
 
 def item_nodes(y_min: float, y_max: float, sigma_c: float) -> np.ndarray:
@@ -217,6 +166,9 @@ class ItemMoments:
         Range of (possibly shifted) count estimates to cover.
     nodes : numpy.ndarray, optional
         The interpolation nodes (:func:`item_nodes` over the range by default).
+    windows : NodeWindows, optional
+        The windows of these nodes on ``grid`` (:meth:`NodeWindows.build`), kept from an
+        earlier prior; built here otherwise.
 
     Attributes
     ----------
@@ -232,15 +184,18 @@ class ItemMoments:
         y_min: float,
         y_max: float,
         nodes: np.ndarray | None = None,
+        windows: NodeWindows | None = None,
     ) -> None:
         self.nodes: np.ndarray = item_nodes(y_min, y_max, sigma_c) if nodes is None else nodes
         self.lo, self.hi = float(self.nodes[0]), float(self.nodes[-1])
-        log_ev, mean, var = node_moments(grid, log_mass, sigma_c, self.nodes)
+        log_ev, mean, var = node_moments(grid, log_mass, sigma_c, self.nodes, windows)
         self.node_log_ev, self.node_mean, self.node_var = log_ev, mean, var
-        tiny = 1e-300
-        self._log_ev = CubicSpline(self.nodes, log_ev)
-        self._log_mean = CubicSpline(self.nodes, np.log(np.maximum(mean, tiny)))
-        self._log_var = CubicSpline(self.nodes, np.log(np.maximum(var, tiny)))
+        logs = np.empty((log_ev.size, 3))
+        logs[:, 0] = log_ev
+        np.log(np.maximum(mean, 1e-300), out=logs[:, 1])
+        np.log(np.maximum(var, 1e-300), out=logs[:, 2])
+        splines = cubic_splines(self.nodes, logs)
+        self._log_ev, self._log_mean, self._log_var = splines
 
     def _check(self, y: np.ndarray) -> None:
         if y.min() < self.lo or y.max() > self.hi:

@@ -28,7 +28,8 @@ import numpy as np
 
 from bayesldp._draws import cached_rows, row_generator
 from bayesldp._total import condition_on_total
-from bayesldp.models._counts import WINDOW_SIGMA, CountGrid
+from bayesldp.models._counts import CountGrid
+from bayesldp.models._node_sums import WINDOW_SIGMA
 
 #: Spacing of the tabulated estimates, in noise standard deviations.
 TABLE_STEP = 1.0 / 16

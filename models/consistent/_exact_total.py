@@ -20,13 +20,13 @@ from bayesldp.models._chebyshev import lagrange_weights
 from bayesldp.models._counts import (
     EXACT_MAX_N,
     EXACT_WORK,
-    LOG_SQRT_2PI,
     TARGET_SPAN,
     CountGrid,
     ItemMoments,
     item_nodes,
     log_prior_mass,
 )
+from bayesldp.models._node_sums import LOG_SQRT_2PI, NodeWindows
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,10 @@ class Problem:
     ``nodes`` cover the estimates widened by ``span`` (the log target's saddle point is
     searched within it; beyond it the target is continued by a tilted normal term)
     and ``weights`` turn sums over items into sums over nodes
-    (:func:`lagrange_weights`). ``exact`` says whether ``P(sum x = n)`` is computed by
-    exact convolution over every count (``d * (n + 1) <= EXACT_WORK`` and ``n <= EXACT_MAX_N``).
+    (:func:`lagrange_weights`); ``windows`` are the nodes' windows of cells, which the
+    node sums of every prior share (:class:`NodeWindows`). ``exact`` says whether
+    ``P(sum x = n)`` is computed by exact convolution over every count
+    (``d * (n + 1) <= EXACT_WORK`` and ``n <= EXACT_MAX_N``).
     """
 
     y: np.ndarray
@@ -48,6 +50,7 @@ class Problem:
     weights: np.ndarray | None = None
     span: float = 0.0
     exact: bool = False
+    windows: NodeWindows | None = None
 
     @classmethod
     def from_counts(
@@ -76,9 +79,10 @@ class Problem:
         nodes = item_nodes(float(y.min()) - span, float(y.max()) + span, sigma_c)
         if exact is None:
             exact = y.size * (n + 1) <= EXACT_WORK and n <= EXACT_MAX_N
+        grid = CountGrid.build(n, sigma_c)
         return cls(
-            y, sigma_c, n, CountGrid.build(n, sigma_c), nodes, lagrange_weights(y, nodes),
-            span, bool(exact),
+            y, sigma_c, n, grid, nodes, lagrange_weights(y, nodes), span, bool(exact),
+            NodeWindows.build(grid.x, sigma_c, nodes),
         )  # fmt: skip
 
     @property
@@ -101,7 +105,9 @@ class Problem:
         lm = log_prior_mass(self.grid, s, c)
         lo, hi = float(self.y.min()) - pad, float(self.y.max()) + pad
         if self.nodes is not None and pad <= self.span:
-            return ItemMoments(self.grid, lm, self.sigma_c, lo, hi, nodes=self.nodes)
+            return ItemMoments(
+                self.grid, lm, self.sigma_c, lo, hi, nodes=self.nodes, windows=self.windows
+            )
         return ItemMoments(self.grid, lm, self.sigma_c, lo, hi)
 
 

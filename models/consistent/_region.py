@@ -8,6 +8,7 @@ covariance, grows and re-whitens a box until it holds the posterior
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -64,8 +65,28 @@ def default_c_bounds(n: int, sigma_c: float) -> tuple[float, float]:
     return 0.01, float(max(n, 100))
 
 
+def memoised_target(problem: Problem):
+    """Return ``target(s, log_c)``: :func:`log_target` of ``problem``, each point computed once.
+
+    :func:`prepare` comes back to some points (the check points of successive fits,
+    the mode); the values are the same either way.
+    """
+    values: dict[tuple[float, float], float] = {}
+
+    def target(s: float, log_c: float) -> float:
+        key = (float(s), float(log_c))
+        if key not in values:
+            values[key] = log_target(problem, *key)
+        return values[key]
+
+    return target
+
+
 def find_mode(
-    problem: Problem, s_bounds: tuple[float, float], u_bounds: tuple[float, float]
+    problem: Problem,
+    s_bounds: tuple[float, float],
+    u_bounds: tuple[float, float],
+    target=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mode of the parameters' log target and its Laplace covariance.
 
@@ -83,6 +104,9 @@ def find_mode(
         Bounds of the exponent ``s``.
     u_bounds : (float, float)
         Bounds of ``log c``.
+    target : callable, optional
+        ``target(s, log_c)``, the log target of ``problem`` (e.g. from
+        :func:`memoised_target`); :func:`log_target` by default.
 
     Returns
     -------
@@ -91,9 +115,11 @@ def find_mode(
     cov : numpy.ndarray
         Its 2 x 2 covariance.
     """
+    if target is None:
+        target = functools.partial(log_target, problem)
 
     def neg(theta):
-        return -log_target(problem, float(theta[0]), float(theta[1]))
+        return -target(float(theta[0]), float(theta[1]))
 
     starts = [
         (s, u) for s in np.linspace(*s_bounds, 5)[1:-1] for u in np.linspace(*u_bounds, 5)[1:-1]
@@ -271,11 +297,11 @@ def find_region(target, mode, chol, s_bounds, u_bounds, peak: float):
     return box, peak
 
 
-def _fit_region(problem, mode, chol, box, degrees, peak):
+def _fit_region(log_target_at, mode, chol, box, degrees, peak):
     def target(z0, z1):
         s = mode[0] + chol[0, 0] * z0
         u = mode[1] + chol[1, 0] * z0 + chol[1, 1] * z1
-        return log_target(problem, s, u)
+        return log_target_at(s, u)
 
     fit = None
     for deg in degrees:
@@ -347,15 +373,16 @@ def prepare(
     c_lo, c_hi = check_bounds(c_bounds, "c_bounds", positive=True)
     u_bounds = (math.log(c_lo), math.log(c_hi))
     problem = Problem.from_counts(m.estimates * m.n, m.sigma * m.n, m.n, exact=exact)
-    mode, cov = find_mode(problem, (s_lo, s_hi), u_bounds)
+    log_target_at = memoised_target(problem)
+    mode, cov = find_mode(problem, (s_lo, s_hi), u_bounds, log_target_at)
     fit = None
     passes = 3
     for attempt in range(passes):
         chol = np.linalg.cholesky(cov)
 
         def target(z0, z1, mode=mode, chol=chol):
-            return log_target(
-                problem, mode[0] + chol[0, 0] * z0, mode[1] + chol[1, 0] * z0 + chol[1, 1] * z1
+            return log_target_at(
+                mode[0] + chol[0, 0] * z0, mode[1] + chol[1, 0] * z0 + chol[1, 1] * z1
             )
 
         box, peak = find_region(target, mode, chol, (s_lo, s_hi), u_bounds, target(0.0, 0.0))
@@ -366,7 +393,7 @@ def prepare(
         for stage in (degrees[:1], degrees[1:]):
             if not stage or (fit is not None and fit.max_error < MAX_ERROR):
                 continue
-            fit = _fit_region(problem, mode, chol, box, stage, peak)
+            fit = _fit_region(log_target_at, mode, chol, box, stage, peak)
             mean, post_cov = _fit_moments(fit, mode, chol, (s_lo, s_hi), u_bounds)
             sd_ratio = np.sqrt(np.diag(post_cov) / np.diag(cov))
             corr = [c[0, 1] / math.sqrt(c[0, 0] * c[1, 1]) for c in (cov, post_cov)]
