@@ -15,19 +15,24 @@ differences:
 - ``coef_rel``: the interpolant's coefficients (relative to the largest), and
   ``mode_rel`` the mode it was whitened around;
 - with ``--fit``, ``postprocess(m, "bayes-consistent", rng=2)`` whole: ``means_rel`` of
-  the posterior means, ``draws_rel`` of the draws of ``(s, log c)`` and
-  ``freq_draws_rel`` of the first frequency draws.
+  the posterior means (``means_max_z``: the largest difference in Monte Carlo standard
+  errors, ``frequencies_mcse``), ``draws_rel`` of the draws of ``(s, log c)`` and
+  ``freq_draws_rel`` of the first frequency draws. ``--perturb 1e-13`` also fits the
+  current code's interpolant with its coefficients scaled by ``1 + 1e-13``: NUTS's
+  trajectories amplify any change, so draws repeat only for bit-identical
+  coefficients.
 
 Wall and CPU seconds are both recorded (``cpu_*``: this process's CPU time, less
 sensitive to other work on a shared machine), with ``uptime``'s 1-minute load average
 before and after every case: compare figures measured together.
 
-``python benchmarks/consistent_setup.py --baseline main --fit``
+``python benchmarks/consistent_setup.py --baseline main --fit --perturb 1e-13``
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -46,12 +51,18 @@ else:  # run as a script: its folder is on sys.path
 ROOT = Path(__file__).resolve().parents[1]
 #: d -> users of the cases (Zipf 1.5, OUE epsilon 1).
 CASES = {64: 50_000, 1024: 1_000_000}
+#: Timings compared between the codes (the baseline's over the current code's).
+TIMES = ("seconds_prepare", "cpu_seconds_prepare", "cpu_ms_log_target", "seconds_likelihood")
 #: Priors (s, c) at which node values and the log target are compared.
 PRIORS = ((1.2, 1.0), (1.5, 30.0), (2.0, 1000.0), (4.0, 0.05), (7.5, 20_000.0))
 
 
-def run_case(d: int, n: int, fit: bool, out: str, repeats: int = 20) -> dict:
-    """Time ``prepare`` (and ``postprocess`` with ``fit``) here; save the results to ``out``."""
+def run_case(d: int, n: int, fit: bool, out: str, perturb: float = 0.0, repeats: int = 20) -> dict:
+    """Time ``prepare`` (and ``postprocess`` with ``fit``) here; save the results to ``out``.
+
+    With ``perturb``, the fit samples the interpolant whose coefficients are scaled by
+    ``1 + perturb``.
+    """
     import bayesldp
     from bayesldp import datasets
     from bayesldp.models.consistent._exact_total import log_target
@@ -78,22 +89,29 @@ def run_case(d: int, n: int, fit: bool, out: str, repeats: int = 20) -> dict:
     row["cpu_ms_log_target"] = 1e3 * (time.process_time() - cpu) / repeats
     row["chebyshev_degree"] = spec.fit.coef.shape[0]
     if fit:
+        if perturb:
+            from bayesldp.models.consistent import _scale_model
+
+            moved = dataclasses.replace(spec.fit, coef=spec.fit.coef * (1.0 + perturb))
+            variant = dataclasses.replace(spec, fit=moved)
+            _scale_model.prepare = lambda *args, **kwargs: variant
         est = bayesldp.postprocess(m, "bayes-consistent", rng=2)
         row["seconds_likelihood"] = est.info["seconds_likelihood"]
         row["seconds_sampling"] = est.info["seconds_sampling"]
         post = est.inference_data.posterior
         saved["means"] = est.frequencies
+        saved["means_mcse"] = est.info["frequencies_mcse"]
         saved["draws"] = np.stack([post["s"].values.ravel(), post["log_c"].values.ravel()])
         saved["freq_draws"] = est.uncertainty.sample(0, 20)
     np.savez(out, **saved)
     return row
 
 
-def _child(d: int, fit: bool, out: Path, code: Path | None) -> dict:
+def _child(d: int, fit: bool, out: Path, code: Path | None, perturb: float) -> dict:
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = str(code)
-    case = {"d": d, "n": CASES[d], "fit": fit, "out": str(out)}
+    case = {"d": d, "n": CASES[d], "fit": fit, "out": str(out), "perturb": perturb}
     script = str(Path(__file__).resolve())
     load = os.getloadavg()[0]
     result = subprocess.run(
@@ -126,6 +144,10 @@ def compare(new: dict, old: dict) -> dict:
     for key in ("means", "draws", "freq_draws"):
         if key in new and key in old:
             out[f"{key}_rel"] = _rel(new[key], old[key])
+    if "means" in new and "means" in old:
+        # the means' difference in Monte Carlo standard errors (of the two fits together)
+        se = np.hypot(new["means_mcse"], old["means_mcse"])
+        out["means_max_z"] = float(np.max(np.abs(new["means"] - old["means"]) / se))
     return out
 
 
@@ -138,29 +160,28 @@ def main(args: argparse.Namespace) -> list[dict]:
             (Path(tmp) / "code").mkdir()
             base = export_code(args.baseline, Path(tmp) / "code")
         for d in args.sizes:
-            runs = [("current", None)] + ([(args.baseline, base)] if base else [])
-            saved = {}
-            for code, where in runs:
-                out = Path(tmp) / f"{code.replace('/', '_')}_{d}.npz"
-                row = {"code": code, **_child(d, args.fit, out, where)}
-                saved[code] = dict(np.load(out))
+            runs = [("current", None, 0.0)]
+            if base is not None:
+                runs.append((args.baseline, base, 0.0))
+            if args.perturb:
+                runs.append((f"current, coefficients x (1 + {args.perturb:g})", None, args.perturb))
+            saved, timed = {}, {}
+            for k, (code, where, perturb) in enumerate(runs):
+                out = Path(tmp) / f"run{k}_{d}.npz"
+                row = {"code": code, **_child(d, args.fit, out, where, perturb)}
+                saved[code], timed[code] = dict(np.load(out)), row
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-            if base is not None:
-                current, old = rows[-2], rows[-1]
+            for code, _, _ in runs[1:]:
                 row = {
-                    "code": "speed-up",
+                    "code": f"{code} / current",
                     "d": d,
-                    **compare(saved["current"], saved[args.baseline]),
+                    **compare(saved["current"], saved[code]),
                 }
-                for key in (
-                    "seconds_prepare",
-                    "cpu_seconds_prepare",
-                    "cpu_ms_log_target",
-                    "seconds_likelihood",
-                ):
-                    if key in current:
-                        row[key] = old[key] / current[key]
+                if code == args.baseline:
+                    for key in TIMES:
+                        if key in timed["current"]:
+                            row[key] = timed[code][key] / timed["current"][key]
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     return rows
@@ -172,6 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", type=int, nargs="+", default=sorted(CASES), choices=CASES)
     parser.add_argument("--baseline", help="git revision to run beside the current code")
     parser.add_argument("--fit", action="store_true", help="also run postprocess whole")
+    parser.add_argument(
+        "--perturb",
+        type=float,
+        default=0.0,
+        help="with --fit, also fit the current code's interpolant with its coefficients "
+        "scaled by 1 + PERTURB (how far rounding-sized changes move the draws)",
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     return parser
 

@@ -71,6 +71,10 @@ class NodeWindows:
         Per entry, :math:`b_j^2 / 2\sigma_c^2` and :math:`1, x_j, x_j^2`.
     tilts : tuple of numpy.ndarray
         Per block, :math:`e^{b_j \delta_i / \sigma_c^2}` (rows: its points).
+    cell_powers : numpy.ndarray
+        Per cell, :math:`1, x_j, x_j^2`.
+
+    The kernels of the blocks that needed every cell are kept after their first use.
     """
 
     x: np.ndarray
@@ -86,6 +90,7 @@ class NodeWindows:
     quad: np.ndarray
     powers: np.ndarray
     tilts: tuple[np.ndarray, ...]
+    cell_powers: np.ndarray
     _kernels: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
@@ -99,7 +104,7 @@ class NodeWindows:
         sigma_c : float
             Noise standard deviation in counts.
         points : numpy.ndarray
-            The count estimates at which sums will be evaluated.
+            The count estimates at which sums will be evaluated (at least one).
         """
         points = np.asarray(points, dtype=float)
         order = np.argsort(points, kind="stable")
@@ -120,17 +125,18 @@ class NodeWindows:
             quad.append(b**2 / var2)
             tilts.append(np.exp(np.outer(delta, b) * (2.0 / var2)))
             i0 = i1
-        block_arr = np.array(blocks, dtype=np.int64).reshape(-1, 4)
+        block_arr = np.array(blocks, dtype=np.int64)
         lengths = block_arr[:, 3] - block_arr[:, 2]
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        cells = np.concatenate([np.arange(lo, hi) for _, _, lo, hi in blocks] or [[]])
-        xs = x[cells.astype(np.int64)]
+        cells = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, _, lo, hi in blocks])
+        xs = x[cells]
         return cls(
-            x, float(sigma_c), points, order, block_arr, starts, cells.astype(np.int64),
+            x, float(sigma_c), points, order, block_arr, starts, cells,
             np.repeat(np.arange(len(blocks)), lengths),
             np.repeat(np.arange(len(blocks)), block_arr[:, 1] - block_arr[:, 0]),
-            np.concatenate(offset or [[]]), np.concatenate(quad or [[]]),
+            np.concatenate(offset), np.concatenate(quad),
             np.stack([np.ones_like(xs), xs, xs * xs], axis=1), tuple(tilts),
+            np.stack([np.ones_like(x), x, x * x], axis=1),
         )  # fmt: skip
 
     def _window_sums(self, log_mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,21 +171,16 @@ class NodeWindows:
 
     def _dense_sums(self, b: int, log_mass: np.ndarray, part: slice):
         """Per point of block ``b``: log scale and scaled sums of 1, x, x^2 over cells ``part``."""
-        kernel = self._kernels.get(b)
+        kernel = self._kernels.get(("every cell", b))
         if kernel is None:  # kept: the same blocks tend to need every cell at every prior
             pts = self.points[self.order[self.blocks[b, 0] : self.blocks[b, 1]]]
             kernel = (self.x[None, :] - pts[:, None]) ** 2 * (0.5 / self.sigma_c**2)
-            self._kernels[b] = kernel
-        powers = self._kernels.get("powers")
-        if powers is None:
-            powers = self._kernels["powers"] = np.stack(
-                [np.ones_like(self.x), self.x, self.x**2], 1
-            )
+            self._kernels[("every cell", b)] = kernel
         w = log_mass[None, part] - kernel[:, part]
         top = w.max(axis=1)
         w -= top[:, None]
         np.exp(w, out=w)
-        return top, w @ powers[part]
+        return top, w @ self.cell_powers[part]
 
     def moments(self, log_mass: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Log evidence, posterior mean and variance of a count observed at each point.
