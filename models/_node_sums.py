@@ -73,6 +73,8 @@ class NodeWindows:
         Per block, :math:`e^{b_j \delta_i / \sigma_c^2}` (rows: its points).
     cell_powers : numpy.ndarray
         Per cell, :math:`1, x_j, x_j^2`.
+    spans : tuple
+        Per block with cells, ``(block, i0, i1, start, stop)``: its points and entries.
 
     The kernels of the blocks that needed every cell are kept after their first use.
     """
@@ -91,6 +93,7 @@ class NodeWindows:
     powers: np.ndarray
     tilts: tuple[np.ndarray, ...]
     cell_powers: np.ndarray
+    spans: tuple[tuple[int, int, int, int, int], ...]
     _kernels: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
@@ -137,23 +140,25 @@ class NodeWindows:
             np.concatenate(offset), np.concatenate(quad),
             np.stack([np.ones_like(xs), xs, xs * xs], axis=1), tuple(tilts),
             np.stack([np.ones_like(x), x, x * x], axis=1),
+            tuple(
+                (b, i0, i1, int(start), int(start) + hi - lo)
+                for b, ((i0, i1, lo, hi), start) in enumerate(zip(blocks, starts, strict=True))
+                if hi > lo
+            ),
         )  # fmt: skip
 
     def _window_sums(self, log_mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per sorted point, the log scale and the scaled sums of 1, x, x^2 over its window."""
-        i0, i1, lo, hi = self.blocks.T
         sums = np.zeros((self.points.size, 3))
-        kept = np.flatnonzero(hi > lo)
-        top = np.full(i0.size, -np.inf)
-        if kept.size:
+        top = np.full(self.blocks.shape[0], -np.inf)
+        if self.cells.size:
+            kept = self.blocks[:, 3] > self.blocks[:, 2]
             # per entry: the prior times the kernel at its block's centre, at most 1
             head = log_mass[self.cells] - self.quad
             top[kept] = np.maximum.reduceat(head, self.starts[kept])
             moments = np.exp(head - top[self.segment])[:, None] * self.powers
-            for b in kept.tolist():
-                start = int(self.starts[b])
-                part = moments[start : start + int(hi[b] - lo[b])]
-                sums[i0[b] : i1[b]] = self.tilts[b] @ part
+            for b, r0, r1, start, stop in self.spans:
+                sums[r0:r1] = self.tilts[b] @ moments[start:stop]
         return top[self.row_block] + self.offset, sums
 
     def _reach(self, b: int) -> np.ndarray:

@@ -45,7 +45,13 @@ class PiecewiseCubic:
         i = self._inner.searchsorted(z, side="right")
         t = z - self.x[i]
         c = self.c[:, i]
-        return ((c[0] * t + c[1]) * t + c[2]) * t + c[3]
+        out = c[0] * t
+        out += c[1]
+        out *= t
+        out += c[2]
+        out *= t
+        out += c[3]
+        return out
 
 
 @functools.lru_cache(maxsize=8)
