@@ -25,7 +25,7 @@ reports:
 The load average is recorded with each row: on a shared machine timings are noisy.
 
     python benchmarks/interval_speed.py --d 1024 10000 50000 --replicates 0   # issue 36
-    python benchmarks/interval_speed.py --d 64 --queries 2                    # seconds
+    python benchmarks/interval_speed.py --d 64 --queries 2 --n-draws 100      # seconds
 """
 
 from __future__ import annotations
@@ -108,6 +108,8 @@ def time_domain(args: argparse.Namespace, d: int, done: list) -> list[dict]:
     for method in args.methods or default_methods():
         spec = get_method(method)
         options = {"rng": args.seed} if spec.accepts("rng") else {}
+        if args.n_draws is not None and spec.accepts("n_draws"):
+            options["n_draws"] = args.n_draws
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             start = time.perf_counter()
@@ -164,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--methods", nargs="+", default=None, help="default: every method")
     parser.add_argument("--replicates", type=int, default=200, help="0: no bootstrap timing")
+    parser.add_argument("--n-draws", type=int, default=None,
+                        help="posterior draws of the methods that take n_draws "
+                             "(default: each method's own)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/results/interval_speed")
     parser.add_argument("--name", default="interval_speed")

@@ -25,7 +25,7 @@ def test_scaling_targets_tiny(tmp_path):
 def test_interval_speed_tiny(tmp_path):
     args = interval_speed.build_parser().parse_args(
         ["--d", "32", "40", "--queries", "2", "--replicates", "10", "--methods", "base",
-         "norm-sub", "ibu", "eb-npmle", "--out", str(tmp_path)]
+         "norm-sub", "ibu", "eb-npmle", "--n-draws", "100", "--out", str(tmp_path)]
     )  # fmt: skip
     frame = interval_speed.main(args)
     assert list(frame["method"]) == ["base", "norm-sub", "ibu", "eb-npmle"] * 2
@@ -34,6 +34,7 @@ def test_interval_speed_tiny(tmp_path):
     assert frame["vectorised"].iloc[:3].all() and (frame["bootstrap_seconds"].iloc[:3] > 0).all()
     eb = frame[frame["method"] == "eb-npmle"]
     assert (eb["posterior_first_seconds"] > 0).all() and eb["same_intervals"].all()
+    assert (eb["draws"] == 100).all()  # --n-draws reached the method
     assert (frame["first_seconds"] > 0).all() and frame["meets_2s"].dtype == bool
     assert (tmp_path / "interval_speed.csv").exists()
     table = (tmp_path / "interval_speed.md").read_text()
