@@ -1,4 +1,4 @@
-"""Fixtures of the models' tests: one small fitted bayes-dirichlet shared by several files."""
+"""Fixtures of the models' tests: small fitted bayes-dirichlet shared by several files."""
 
 from __future__ import annotations
 
@@ -12,3 +12,10 @@ from tests.models.common import RUN, quiet, tiny
 def oue_fit():
     m = tiny("OUE")
     return m, quiet(models.bayes_dirichlet, m, draws=300, tune=300, **RUN, rng=5)
+
+
+@pytest.fixture(scope="session")
+def oue_fit_other_seed(oue_fit):
+    """Return ``oue_fit`` fitted with another seed (reproducibility, model comparison)."""
+    m, _ = oue_fit
+    return quiet(models.bayes_dirichlet, m, draws=300, tune=300, **RUN, rng=6)

@@ -20,11 +20,11 @@ from tests.models.common import (  # noqa: E402
 )
 
 
-def test_same_seed_same_result(oue_fit):
+def test_same_seed_same_result(oue_fit, oue_fit_other_seed):
     m, est = oue_fit
     again = quiet(models.bayes_dirichlet, m, draws=300, tune=300, **RUN, rng=5)
     np.testing.assert_array_equal(est.frequencies, again.frequencies)
-    other = quiet(models.bayes_dirichlet, m, draws=300, tune=300, **RUN, rng=6)
+    other = oue_fit_other_seed
     assert not np.array_equal(est.frequencies, other.frequencies)
 
 
