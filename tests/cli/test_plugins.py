@@ -79,21 +79,15 @@ def _results(out: Path) -> pd.DataFrame:
     return pd.read_csv(out / "full_domain_mse" / "results.csv")
 
 
-def test_a_dataset_from_an_entry_point_reaches_the_command_line(tmp_path):
-    plugin = _installed_plugin(tmp_path / "site")
-    args = ["experiment", "full_domain_mse", *GRID, "--no-dask", "--methods", "norm-sub"]
-    proc = _bayesldp([*args, "--out", str(tmp_path / "out")], plugin)
-    assert proc.returncode == 0, proc.stderr
-    results = _results(tmp_path / "out")
-    assert set(results["dataset"]) == {"flat:d=16,n=1600"} and set(results["d"]) == {16}
-
-
-def test_a_method_from_an_entry_point_reaches_the_command_line(tmp_path):
+def test_a_method_and_a_dataset_from_entry_points_reach_the_command_line(tmp_path):
+    # one command, both groups: the dataset "flat" and the method "js-ns" are the plugin's
     plugin = _installed_plugin(tmp_path / "site")
     args = ["experiment", "full_domain_mse", *GRID, "--no-dask", "--methods", "norm-sub,js-ns"]
     proc = _bayesldp([*args, "--out", str(tmp_path / "out")], plugin)
     assert proc.returncode == 0, proc.stderr
-    assert set(_results(tmp_path / "out")["method"]) == {"norm-sub", "js-ns"}
+    results = _results(tmp_path / "out")
+    assert set(results["dataset"]) == {"flat:d=16,n=1600"} and set(results["d"]) == {16}
+    assert set(results["method"]) == {"norm-sub", "js-ns"}
 
 
 def test_import_registers_a_users_module_here_and_on_the_dask_workers(tmp_path):
