@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from benchmarks import interval_speed, scaling
@@ -54,3 +55,24 @@ def test_choose_speed_tiny(tmp_path):
     assert list(frame["query"]) == ["full", "top:3"] and (frame["seconds"] > 0).all()
     steps = pd.read_csv(tmp_path / "choose_speed_steps.csv")
     assert "power-ns" in set(steps["method"])
+
+
+def test_consistent_setup_tiny():
+    from benchmarks import consistent_setup
+
+    rows = consistent_setup.main(consistent_setup.build_parser().parse_args(["--sizes", "64"]))
+    assert [(row["code"], row["d"]) for row in rows] == [("current", 64)]
+    assert rows[0]["seconds_prepare"] > 0 and rows[0]["cpu_ms_log_target"] > 0
+    assert rows[0]["chebyshev_degree"] in (16, 24, 32)
+
+
+def test_consistent_setup_compare_reports_the_largest_relative_difference():
+    from benchmarks.consistent_setup import compare
+
+    old = {"coef": np.ones((3, 3)), "nodes": np.array([1.0, 2.0]), "targets": np.array([4.0]),
+           "mode": np.array([1.0, 1.0])}  # fmt: skip
+    new = {**old, "nodes": np.array([1.0, 2.2]), "coef": np.full((3, 3), 1.5)}
+    out = compare(new, old)
+    assert out["same_degree"] and out["target_rel"] == 0.0 and out["mode_rel"] == 0.0
+    assert np.isclose(out["node_rel"], 0.1) and np.isclose(out["coef_rel"], 0.5)
+    assert compare({**new, "coef": np.ones((4, 4))}, old)["same_degree"] is False
