@@ -122,7 +122,7 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     sharpness = kink_sharpness(concentration_start(m), width, kink, in_tail)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
-    centre[ref], kink[ref], start[ref] = 0.0, REFERENCE_KINK, 0.0  # its width is its own
+    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, REFERENCE_KINK, 0.0
     sharpness[ref] = KINK_SHARPNESS
     return {
         "reference": reference,
