@@ -17,9 +17,8 @@ mean of all the :math:`\log f_v`, which ties the well-measured items to the tail
 other item; NUTS then hits its maximum tree depth, diverges and does not mix.
 :func:`dirichlet_simplex` writes the same Dirichlet law in
 additive log-ratio coordinates against the best-measured item, each coordinate scaled
-to its item's noise (or, at large concentrations, the prior's width) above a kink and
-to the prior's tail (by the concentration) below it, so that both parts have unit
-scale.
+to its item's noise above a kink and to the prior's tail (by the concentration) below
+it, so that both parts have unit scale.
 """
 
 from __future__ import annotations
@@ -185,38 +184,24 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
 
     .. math::
 
-        y_v = \bar c_v + \sigma_v u_v - \frac{1}{k_v \alpha_v}
+        y_v = c_v + w_v u_v - \frac{1}{k_v \alpha_v}
         \log\left(1 + e^{-k_v (u_v - \kappa_v)}\right),
-        \qquad u = s + (I + \gamma\, b b^\top)\, t,
+        \qquad u_v = t_v + s_v,
 
     with :math:`c_v` the log-ratio of the item's raw estimate (at least one noise
     standard deviation), :math:`w_v` its relative noise (at most 1), :math:`\kappa_v` a
     kink where the likelihood has flattened out and :math:`s_v` a starting offset
     (:func:`parametrization_hints`), :math:`k_v` the kink's sharpness
     (:func:`kink_sharpness`: sharp enough that the tail's slope does not reach the peak).
-    The peak is partially centred between the data and the prior's mode
-    :math:`m_v = \log(\alpha_v / \alpha_r)`, each weighted by its precision:
-    :math:`\sigma_v = (w_v^{-2} + \alpha_v)^{-1/2}` and
-    :math:`\bar c_v = \sigma_v^2 (c_v / w_v^2 + \alpha_v m_v)`. Above the kink
-    :math:`y_v \approx \bar c_v + \sigma_v u_v`, so the item's peak has unit scale in
-    :math:`u_v` whether the noise (small concentrations) or the prior (large ones,
-    where :math:`\sigma_v \approx \alpha_v^{-1/2}`) sets it: no funnel between the
-    concentration and the log-ratios. Below the kink the slope is
-    :math:`\approx 1/\alpha_v`, so the prior's tail :math:`e^{\alpha_v y_v}` has unit
-    scale too, whatever :math:`\alpha_v` is (no scale of :math:`1/\alpha` to cross).
-    Every :math:`y_v` shares the reference's own uncertainty, :math:`\sigma_r`; in
-    units of each item's slope at its start,
-    :math:`b_v = \sigma_r / (\sigma_v + \alpha_v^{-1}\sigma(-k_v(s_v - \kappa_v)))`
-    (:math:`b_r = 0`), that is a covariance :math:`b b^\top` on top of the identity
-    (:math:`|b|^2 \approx d` where the items are equally noisy, at large
-    concentrations), which the rank-one map with
-    :math:`\gamma = 1 / (1 + \sqrt{1 + |b|^2})` takes out, so that :math:`t` has no
-    direction much wider than the others. The Jacobian
-    :math:`\sqrt{1 + |b|^2} \prod_{v \ne r} (\sigma_v + \alpha_v^{-1}\sigma(-k_v(u_v -
-    \kappa_v)))` enters the log-density (:func:`dirichlet_log_density`, exact at large
-    concentrations too), so the law of ``f`` is exactly Dirichlet(``alpha``). The free
-    vector :math:`t` has length ``d``: the reference item's slot is not used and has a
-    standard normal law, so no index arrays enter the graph.
+    Above the kink :math:`y_v \approx c_v + w_v u_v`, so the likelihood's peak has unit
+    scale in :math:`u_v`; below it the slope is :math:`\approx 1/\alpha_v`, so the
+    prior's tail :math:`e^{\alpha_v y_v}` has unit scale too, whatever :math:`\alpha_v`
+    is (no funnel with the concentration, no scale of :math:`1/\alpha` to cross). The
+    Jacobian :math:`\prod_{v \ne r} (w_v + \alpha_v^{-1}\sigma(-k_v(u_v - \kappa_v)))`
+    enters the
+    log-density, so the law of ``f`` is exactly Dirichlet(``alpha``). The free vector
+    :math:`t` has length ``d``: the reference item's slot is not used and has a standard
+    normal law, so no index arrays enter the graph.
 
     Parameters
     ----------
@@ -364,8 +349,7 @@ def dirichlet_log_density(y, alpha, d: int):
         - \tfrac{d - 1}{2} \log 2\pi + R(A) - \sum_v R(\alpha_v),
 
     every term of which is small where the result is (the first is
-    :math:`\approx -\tfrac{A}{2} \sum_v p_v e_v^2`, with :math:`e^{x} - 1 - x` from
-    :func:`exp_excess`). Where some :math:`e_v` exceeds
+    :math:`\approx -\tfrac{A}{2} \sum_v p_v e_v^2`). Where some :math:`e_v` exceeds
     :data:`MAX_DEVIATION` (far from the prior's mode, where the first term is large and
     carries its own scale) the logarithm is taken as
     :math:`\operatorname{logsumexp}(y) - \sum_v p_v g_v - \log A` instead, which
