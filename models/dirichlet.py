@@ -24,7 +24,6 @@ it, so that both parts have unit scale.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 
@@ -68,15 +67,6 @@ KINK_SDS = 2.0
 KINK_FLOOR = 0.25
 #: Items whose raw estimate is below this many standard deviations start in the tail.
 START_Z = 2.0
-#: :func:`stirling_remainder` uses its asymptotic series from this argument on ...
-STIRLING_FROM = 10.0
-#: ... with these coefficients :math:`B_{2k} / (2k (2k - 1))`, k = 1, ..., 7.
-STIRLING_SERIES = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
-#: :func:`dirichlet_log_density` takes the log-ratios' deviation from the prior's mode
-#: through ``expm1`` up to this (far beyond, ``exp`` would overflow).
-MAX_DEVIATION = 30.0
-#: :func:`exp_excess` uses its Taylor series below this :math:`|x|`.
-EXCESS_SERIES_BELOW = 0.01
 #: Kink of the ignored reference slot. Its terms are multiplied by zero, so any finite
 #: value gives the same log-density and gradient; a far one (e.g. -1000) overflows
 #: ``exp`` inside the branches of JAX's softplus, whose gradient is then NaN (0 * inf).
@@ -229,6 +219,8 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     import pymc as pm
     import pytensor.tensor as pt
 
+    from bayesldp.models._special import gammaln
+
     d = check_measurement(measurement, "measurement").domain_size
     hints = {
         key: pm.Data(f"{name}_{key}", value)
@@ -238,167 +230,23 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     k = hints["sharpness"]
     free = 1.0 - hints["reference"]
     t = pm.Flat(f"{name}_t", shape=d)
+    u = t + hints["start"]
     inv_a = 1.0 / alpha
-    # partially centred: between the data's log-ratio and the prior's mode, weighted by
-    # their precisions (the noise's 1 / w^2, the prior's about alpha)
-    prior_mode = pt.log(alpha / pt.sum(hints["reference"] * alpha)) if alpha.ndim else 0.0
-    precision = 1.0 / hints["width"] ** 2 + alpha
-    scale = 1.0 / pt.sqrt(precision)
-    centre = (hints["centre"] / hints["width"] ** 2 + alpha * prior_mode) / precision
-    # the reference item's own uncertainty, shared by every log-ratio: a rank-one
-    # covariance b b^T of the scaled coordinates, taken out by u = s + (I + c b b^T) t
-    start_slope = scale + inv_a * pt.sigmoid(-k * (hints["start"] - hints["kink"]))
-    b = free * pt.sum(hints["reference"] * scale) / start_slope
-    b_norm2 = pt.sum(b * b)
-    shared = pt.sum(b * t) / (1.0 + pt.sqrt(1.0 + b_norm2))
-    u = hints["start"] + t + shared * b
     z = k * (u - hints["kink"])
-    y = free * (centre + scale * u - inv_a * pt.softplus(-z) / k)
-    log_jac = pt.sum(free * pt.log(scale + inv_a * pt.sigmoid(-z))) + 0.5 * pt.log1p(b_norm2)
+    y = free * (hints["centre"] + hints["width"] * u - inv_a * pt.softplus(-z) / k)
+    log_jac = pt.sum(free * pt.log(hints["width"] + inv_a * pt.sigmoid(-z)))
     log_f = y - pt.logsumexp(y)
     f = pm.Deterministic(name, pt.exp(log_f), dims=dims)
     follow_measurement(
         pm.modelcontext(None), f"{name}_hints", lambda model, m: set_hints(model, name, m)
     )
-    log_prior = dirichlet_log_density(y, alpha, d)
+    if alpha.ndim == 0:
+        log_prior = alpha * pt.sum(log_f) + gammaln(d * alpha) - d * gammaln(alpha)
+    else:
+        log_prior = pt.sum(alpha * log_f) + gammaln(pt.sum(alpha)) - pt.sum(gammaln(alpha))
     unused = -0.5 * pt.sum(hints["reference"] * t**2) - 0.5 * np.log(2 * np.pi)
     pm.Potential(f"{name}_prior", log_prior + log_jac + unused)
     return f
-
-
-def stirling_remainder(x):
-    r"""Return :math:`R(x) = \log\Gamma(x) - (x - \tfrac12)\log x + x - \tfrac12\log 2\pi`.
-
-    From :data:`STIRLING_FROM` on by its asymptotic series
-    :math:`\sum_{k \ge 1} B_{2k} / (2k (2k - 1) x^{2k - 1})` (:data:`STIRLING_SERIES`;
-    the first term left out is below :math:`10^{-16}` there), below it from ``gammaln``
-    (whose value there is small, so the difference keeps its precision). Each branch
-    sees an argument clipped to its own range, so neither overflows nor sends a
-    non-finite gradient through the other.
-
-    Parameters
-    ----------
-    x : TensorVariable
-        Positive arguments, any shape.
-
-    Returns
-    -------
-    TensorVariable
-        :math:`R(x)`, same shape; :math:`\approx 1 / (12 x)` for large ``x``.
-    """
-    import pytensor.tensor as pt
-
-    from bayesldp.models._special import gammaln
-
-    large = pt.maximum(x, STIRLING_FROM)
-    w = 1.0 / large**2
-    series = 0.0
-    for c in reversed(STIRLING_SERIES):  # Horner's scheme in x^-2
-        series = series * w + c
-    small = pt.minimum(x, STIRLING_FROM)
-    direct = gammaln(small) - (small - 0.5) * pt.log(small) + small - 0.5 * np.log(2 * np.pi)
-    return pt.switch(x >= STIRLING_FROM, series / large, direct)
-
-
-def exp_excess(x):
-    r"""Return :math:`e^x - 1 - x` to full relative precision, also where it is tiny.
-
-    ``expm1(x) - x`` loses the relative precision of its result as :math:`x` shrinks (at
-    :math:`|x| < 10^{-8}` nearly all of it); below :data:`EXCESS_SERIES_BELOW` in
-    :math:`|x|` the Taylor series :math:`\sum_{j=2}^{8} x^j / j!` is used instead (its
-    first term left out is below :math:`10^{-19}` of the result there).
-
-    Parameters
-    ----------
-    x : TensorVariable
-        Any shape.
-
-    Returns
-    -------
-    TensorVariable
-        Non-negative, same shape.
-    """
-    import pytensor.tensor as pt
-
-    tiny = pt.clip(x, -EXCESS_SERIES_BELOW, EXCESS_SERIES_BELOW)
-    series = 0.0
-    for j in range(8, 1, -1):  # Horner's scheme: x^2 (1/2! + x (1/3! + ... + x / 8!))
-        series = series * tiny + 1.0 / math.factorial(j)
-    return pt.switch(pt.abs(x) < EXCESS_SERIES_BELOW, tiny * tiny * series, pt.expm1(x) - x)
-
-
-def dirichlet_log_density(y, alpha, d: int):
-    r"""Return :math:`\sum_v \alpha_v \log f_v + \log\Gamma(A) - \sum_v \log\Gamma(\alpha_v)`.
-
-    The Dirichlet log-density of :math:`f = \mathrm{softmax}(y)` plus the additive
-    log-ratio map's log-Jacobian :math:`\sum_v \log f_v`
-    (:math:`A = \sum_v \alpha_v`), written so that it keeps its precision at large
-    concentrations. Written as it reads, it is a sum of terms of size
-    :math:`A \log d` whose sum is of order ``d``: in double precision its error is
-    about :math:`10^{-16} A \log d` (at :math:`\log a = 33`, :math:`d = 256`, a few
-    hundred, growing with ``a``), so a chain far out in ``a`` meets spurious gradients
-    and log-densities that can trap it. With :math:`p = \alpha / A` the prior's mode,
-    :math:`g_v = y_v - \log \alpha_v` and :math:`e = g - \sum_v p_v g_v` (so
-    :math:`\sum_v p_v e_v = 0`), Stirling's formula with its remainder
-    :math:`R` (:func:`stirling_remainder`) makes the cancellation exact:
-
-    .. math::
-
-        -A \log\Bigl(1 + \sum_v p_v \bigl(e^{e_v} - 1 - e_v\bigr)\Bigr)
-        + \tfrac12 \sum_v \log \alpha_v - \tfrac12 \log A
-        - \tfrac{d - 1}{2} \log 2\pi + R(A) - \sum_v R(\alpha_v),
-
-    every term of which is small where the result is (the first is
-    :math:`\approx -\tfrac{A}{2} \sum_v p_v e_v^2`). Where some :math:`e_v` exceeds
-    :data:`MAX_DEVIATION` (far from the prior's mode, where the first term is large and
-    carries its own scale) the logarithm is taken as
-    :math:`\operatorname{logsumexp}(y) - \sum_v p_v g_v - \log A` instead, which
-    cannot overflow (the other branch sees the deviations clipped to it, so it stays
-    finite and so does its gradient).
-
-    Parameters
-    ----------
-    y : TensorVariable
-        Log-ratios, length ``d`` (any common offset: the result does not depend on it).
-    alpha : TensorVariable
-        Concentrations: a scalar (symmetric) or a vector of length ``d``, positive.
-    d : int
-        Number of items.
-
-    Returns
-    -------
-    TensorVariable
-        The scalar log-density.
-    """
-    import pytensor.tensor as pt
-
-    if alpha.ndim == 0:  # p = 1/d: the sums are means, and log alpha cancels from e
-        total = d * alpha
-        e = y - pt.mean(y)
-        near = pt.minimum(e, MAX_DEVIATION)
-        excess = pt.mean(exp_excess(near))
-        far = pt.logsumexp(y) - pt.mean(y) - np.log(d)
-        normaliser = 0.5 * (d - 1) * pt.log(alpha / (2 * np.pi)) - 0.5 * np.log(d)
-        normaliser = normaliser + stirling_remainder(total) - d * stirling_remainder(alpha)
-    else:
-        total = pt.sum(alpha)
-        p = alpha / total
-        largest = pt.max(alpha)
-        g = y - pt.log(alpha / largest)  # log alpha's common part cancels from e exactly
-        mean_g = pt.sum(p * g)
-        e = g - mean_g
-        near = pt.minimum(e, MAX_DEVIATION)
-        excess = pt.sum(p * exp_excess(near))
-        far = pt.logsumexp(y) - mean_g - pt.log(total / largest)
-        normaliser = (
-            0.5 * pt.sum(pt.log(alpha))
-            - 0.5 * pt.log(total)
-            - 0.5 * (d - 1) * np.log(2 * np.pi)
-            + stirling_remainder(total)
-            - pt.sum(stirling_remainder(alpha))
-        )
-    log_mean = pt.switch(pt.max(e) <= MAX_DEVIATION, pt.log1p(excess), far)
-    return normaliser - total * log_mean
 
 
 def set_hints(model, name: str, measurement: Measurement) -> None:
