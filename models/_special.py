@@ -1,4 +1,7 @@
-"""``gammaln`` for the models' graphs, with a gradient PyTensor's numba backend can cache.
+"""Special functions for the models' graphs: ``gammaln`` and two helpers that keep precision.
+
+:func:`stirling_remainder` and :func:`exp_excess` let the Dirichlet log-density keep its
+precision at large concentrations (:func:`bayesldp.models.dirichlet.dirichlet_log_density`).
 
 PyTensor caches a numba-compiled graph on disk only if every op in it has a cache key.
 The gradient of ``pt.gammaln`` is ``pt.psi``, whose numba implementation calls SciPy's
@@ -24,6 +27,11 @@ from scipy import special as scipy_special
 
 #: Bump when :func:`digamma_kernel` changes (it is part of PyTensor's cache key).
 DIGAMMA_VERSION = 2
+
+#: :func:`stirling_remainder` uses its asymptotic series from this argument on.
+STIRLING_FROM = 30.0
+#: :func:`exp_excess` uses its Taylor series below this :math:`|x|`.
+EXCESS_SERIES_BELOW = 1e-3
 
 _ROOT = 1.4616321449683623  # the positive zero of digamma
 _ROOT_VALUE = -9.2412655217294275e-17  # digamma(_ROOT) in double precision
@@ -133,3 +141,49 @@ def _register_numba() -> None:
 
 
 _register_numba()
+
+
+def stirling_remainder(x):
+    r"""Return :math:`R(x) = \log\Gamma(x) - (x - \tfrac12)\log x + x - \tfrac12\log 2\pi`.
+
+    From :data:`STIRLING_FROM` on by the first two terms of its asymptotic series,
+    :math:`1 / (12 x) - 1 / (360 x^3)` (the first term left out, :math:`1 / (1260 x^5)`,
+    is below :math:`10^{-10}` there), below it from ``gammaln`` (whose value there is
+    small, so the difference keeps its precision).
+
+    Parameters
+    ----------
+    x : TensorVariable
+        Positive arguments, any shape.
+
+    Returns
+    -------
+    TensorVariable
+        :math:`R(x)`, same shape; :math:`\approx 1 / (12 x)` for large ``x``.
+    """
+    series = (1.0 / 12.0 - 1.0 / (360.0 * x * x)) / x
+    direct = gammaln(x) - (x - 0.5) * pt.log(x) + x - 0.5 * np.log(2 * np.pi)
+    return pt.switch(x >= STIRLING_FROM, series, direct)
+
+
+def exp_excess(x):
+    r"""Return :math:`e^x - 1 - x` to a relative error below :math:`10^{-10}`, even where tiny.
+
+    ``expm1(x) - x`` loses the relative precision of its result as :math:`x` shrinks (at
+    :math:`|x| < 10^{-8}` nearly all of it); below :data:`EXCESS_SERIES_BELOW` in
+    :math:`|x|` the first three terms of the Taylor series,
+    :math:`x^2 / 2 + x^3 / 6 + x^4 / 24`, are used instead (the first term left out is
+    below :math:`10^{-10}` of the result there).
+
+    Parameters
+    ----------
+    x : TensorVariable
+        Any shape.
+
+    Returns
+    -------
+    TensorVariable
+        Non-negative, same shape.
+    """
+    series = x * x * (0.5 + x * (1.0 / 6.0 + x / 24.0))
+    return pt.switch(pt.abs(x) < EXCESS_SERIES_BELOW, series, pt.expm1(x) - x)

@@ -17,8 +17,9 @@ mean of all the :math:`\log f_v`, which ties the well-measured items to the tail
 other item; NUTS then hits its maximum tree depth, diverges and does not mix.
 :func:`dirichlet_simplex` writes the same Dirichlet law in
 additive log-ratio coordinates against the best-measured item, each coordinate scaled
-to its item's noise above a kink and to the prior's tail (by the concentration) below
-it, so that both parts have unit scale.
+to its item's noise (or, at large concentrations, the prior's width) above a kink and
+to the prior's tail (by the concentration) below it, so that both parts have unit
+scale.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ KINK_SDS = 2.0
 KINK_FLOOR = 0.25
 #: Items whose raw estimate is below this many standard deviations start in the tail.
 START_Z = 2.0
+#: :func:`dirichlet_log_density` takes the log-ratios' deviation from the prior's mode
+#: through ``expm1`` up to this (far beyond, ``exp`` would overflow).
+MAX_DEVIATION = 30.0
 #: Kink of the ignored reference slot. Its terms are multiplied by zero, so any finite
 #: value gives the same log-density and gradient; a far one (e.g. -1000) overflows
 #: ``exp`` inside the branches of JAX's softplus, whose gradient is then NaN (0 * inf).
@@ -111,7 +115,7 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     sharpness = kink_sharpness(concentration_start(m), width, kink, in_tail)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
-    centre[ref], width[ref], kink[ref], start[ref] = 0.0, 1.0, REFERENCE_KINK, 0.0
+    centre[ref], kink[ref], start[ref] = 0.0, REFERENCE_KINK, 0.0  # its width is its own
     sharpness[ref] = KINK_SHARPNESS
     return {
         "reference": reference,
@@ -174,24 +178,38 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
 
     .. math::
 
-        y_v = c_v + w_v u_v - \frac{1}{k_v \alpha_v}
+        y_v = \bar c_v + \sigma_v u_v - \frac{1}{k_v \alpha_v}
         \log\left(1 + e^{-k_v (u_v - \kappa_v)}\right),
-        \qquad u_v = t_v + s_v,
+        \qquad u = s + (I + \gamma\, b b^\top)\, t,
 
     with :math:`c_v` the log-ratio of the item's raw estimate (at least one noise
     standard deviation), :math:`w_v` its relative noise (at most 1), :math:`\kappa_v` a
     kink where the likelihood has flattened out and :math:`s_v` a starting offset
     (:func:`parametrization_hints`), :math:`k_v` the kink's sharpness
     (:func:`kink_sharpness`: sharp enough that the tail's slope does not reach the peak).
-    Above the kink :math:`y_v \approx c_v + w_v u_v`, so the likelihood's peak has unit
-    scale in :math:`u_v`; below it the slope is :math:`\approx 1/\alpha_v`, so the
-    prior's tail :math:`e^{\alpha_v y_v}` has unit scale too, whatever :math:`\alpha_v`
-    is (no funnel with the concentration, no scale of :math:`1/\alpha` to cross). The
-    Jacobian :math:`\prod_{v \ne r} (w_v + \alpha_v^{-1}\sigma(-k_v(u_v - \kappa_v)))`
-    enters the
-    log-density, so the law of ``f`` is exactly Dirichlet(``alpha``). The free vector
-    :math:`t` has length ``d``: the reference item's slot is not used and has a standard
-    normal law, so no index arrays enter the graph.
+    The peak is partially centred between the data and the prior's mode
+    :math:`m_v = \log(\alpha_v / \alpha_r)`, each weighted by its precision:
+    :math:`\sigma_v = (w_v^{-2} + \alpha_v)^{-1/2}` and
+    :math:`\bar c_v = \sigma_v^2 (c_v / w_v^2 + \alpha_v m_v)`. Above the kink
+    :math:`y_v \approx \bar c_v + \sigma_v u_v`, so the item's peak has unit scale in
+    :math:`u_v` whether the noise (small concentrations) or the prior (large ones,
+    where :math:`\sigma_v \approx \alpha_v^{-1/2}`) sets it: no funnel between the
+    concentration and the log-ratios. Below the kink the slope is
+    :math:`\approx 1/\alpha_v`, so the prior's tail :math:`e^{\alpha_v y_v}` has unit
+    scale too, whatever :math:`\alpha_v` is (no scale of :math:`1/\alpha` to cross).
+    Every :math:`y_v` shares the reference's own uncertainty, :math:`\sigma_r`; in
+    units of each item's slope at its start,
+    :math:`b_v = \sigma_r / (\sigma_v + \alpha_v^{-1}\sigma(-k_v(s_v - \kappa_v)))`
+    (:math:`b_r = 0`), that is a covariance :math:`b b^\top` on top of the identity
+    (:math:`|b|^2 \approx d` where the items are equally noisy, at large
+    concentrations), which the rank-one map with
+    :math:`\gamma = 1 / (1 + \sqrt{1 + |b|^2})` takes out, so that :math:`t` has no
+    direction much wider than the others. The Jacobian
+    :math:`\sqrt{1 + |b|^2} \prod_{v \ne r} (\sigma_v + \alpha_v^{-1}\sigma(-k_v(u_v -
+    \kappa_v)))` enters the log-density (:func:`dirichlet_log_density`, exact at large
+    concentrations too), so the law of ``f`` is exactly Dirichlet(``alpha``). The free
+    vector :math:`t` has length ``d``: the reference item's slot is not used and has a
+    standard normal law, so no index arrays enter the graph.
 
     Parameters
     ----------
@@ -219,8 +237,6 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     import pymc as pm
     import pytensor.tensor as pt
 
-    from bayesldp.models._special import gammaln
-
     d = check_measurement(measurement, "measurement").domain_size
     hints = {
         key: pm.Data(f"{name}_{key}", value)
@@ -230,23 +246,109 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     k = hints["sharpness"]
     free = 1.0 - hints["reference"]
     t = pm.Flat(f"{name}_t", shape=d)
-    u = t + hints["start"]
     inv_a = 1.0 / alpha
+    # partially centred: between the data's log-ratio and the prior's mode, weighted by
+    # their precisions (the noise's 1 / w^2, the prior's about alpha)
+    prior_mode = pt.log(alpha / pt.sum(hints["reference"] * alpha)) if alpha.ndim else 0.0
+    precision = 1.0 / hints["width"] ** 2 + alpha
+    scale = 1.0 / pt.sqrt(precision)
+    centre = (hints["centre"] / hints["width"] ** 2 + alpha * prior_mode) / precision
+    # the reference item's own uncertainty, shared by every log-ratio: a rank-one
+    # covariance b b^T of the scaled coordinates, taken out by u = s + (I + c b b^T) t
+    start_slope = scale + inv_a * pt.sigmoid(-k * (hints["start"] - hints["kink"]))
+    b = free * pt.sum(hints["reference"] * scale) / start_slope
+    b_norm2 = pt.sum(b * b)
+    shared = pt.sum(b * t) / (1.0 + pt.sqrt(1.0 + b_norm2))
+    u = hints["start"] + t + shared * b
     z = k * (u - hints["kink"])
-    y = free * (hints["centre"] + hints["width"] * u - inv_a * pt.softplus(-z) / k)
-    log_jac = pt.sum(free * pt.log(hints["width"] + inv_a * pt.sigmoid(-z)))
+    y = free * (centre + scale * u - inv_a * pt.softplus(-z) / k)
+    log_jac = pt.sum(free * pt.log(scale + inv_a * pt.sigmoid(-z))) + 0.5 * pt.log1p(b_norm2)
     log_f = y - pt.logsumexp(y)
     f = pm.Deterministic(name, pt.exp(log_f), dims=dims)
     follow_measurement(
         pm.modelcontext(None), f"{name}_hints", lambda model, m: set_hints(model, name, m)
     )
-    if alpha.ndim == 0:
-        log_prior = alpha * pt.sum(log_f) + gammaln(d * alpha) - d * gammaln(alpha)
-    else:
-        log_prior = pt.sum(alpha * log_f) + gammaln(pt.sum(alpha)) - pt.sum(gammaln(alpha))
+    log_prior = dirichlet_log_density(y, alpha, d)
     unused = -0.5 * pt.sum(hints["reference"] * t**2) - 0.5 * np.log(2 * np.pi)
     pm.Potential(f"{name}_prior", log_prior + log_jac + unused)
     return f
+
+
+def dirichlet_log_density(y, alpha, d: int):
+    r"""Return :math:`\sum_v \alpha_v \log f_v + \log\Gamma(A) - \sum_v \log\Gamma(\alpha_v)`.
+
+    The Dirichlet log-density of :math:`f = \mathrm{softmax}(y)` plus the additive
+    log-ratio map's log-Jacobian :math:`\sum_v \log f_v`
+    (:math:`A = \sum_v \alpha_v`), written so that it keeps its precision at large
+    concentrations. Written as it reads, it is a sum of terms of size
+    :math:`A \log d` whose sum is of order ``d``: in double precision its error is
+    about :math:`10^{-16} A \log d` (at :math:`\log a = 33`, :math:`d = 256`, a few
+    hundred, growing with ``a``), so a chain far out in ``a`` meets spurious gradients
+    and log-densities that can trap it. With :math:`p = \alpha / A` the prior's mode,
+    :math:`g_v = y_v - \log \alpha_v` and :math:`e = g - \sum_v p_v g_v` (so
+    :math:`\sum_v p_v e_v = 0`), Stirling's formula with its remainder
+    :math:`R` (``stirling_remainder``, private) makes the cancellation exact:
+
+    .. math::
+
+        -A \log\Bigl(1 + \sum_v p_v \bigl(e^{e_v} - 1 - e_v\bigr)\Bigr)
+        + \tfrac12 \sum_v \log \alpha_v - \tfrac12 \log A
+        - \tfrac{d - 1}{2} \log 2\pi + R(A) - \sum_v R(\alpha_v),
+
+    every term of which is small where the result is (the first is
+    :math:`\approx -\tfrac{A}{2} \sum_v p_v e_v^2`, with :math:`e^{x} - 1 - x` from
+    ``exp_excess``, private). Where some :math:`e_v` exceeds
+    :data:`MAX_DEVIATION` (far from the prior's mode, where the first term is large and
+    carries its own scale) the logarithm is taken as
+    :math:`\operatorname{logsumexp}(y) - \sum_v p_v g_v - \log A` instead, which
+    cannot overflow (the other branch sees the deviations clipped to it, so it stays
+    finite and so does its gradient).
+
+    Parameters
+    ----------
+    y : TensorVariable
+        Log-ratios, length ``d`` (any common offset: the result does not depend on it).
+    alpha : TensorVariable
+        Concentrations: a scalar (symmetric) or a vector of length ``d``, positive.
+    d : int
+        Number of items.
+
+    Returns
+    -------
+    TensorVariable
+        The scalar log-density.
+    """
+    import pytensor.tensor as pt
+
+    from bayesldp.models._special import exp_excess, stirling_remainder
+
+    if alpha.ndim == 0:  # p = 1/d: the sums are means, and log alpha cancels from e
+        total = d * alpha
+        e = y - pt.mean(y)
+        near = pt.minimum(e, MAX_DEVIATION)
+        excess = pt.mean(exp_excess(near))
+        far = pt.logsumexp(y) - pt.mean(y) - np.log(d)
+        normaliser = 0.5 * (d - 1) * pt.log(alpha / (2 * np.pi)) - 0.5 * np.log(d)
+        normaliser = normaliser + stirling_remainder(total) - d * stirling_remainder(alpha)
+    else:
+        total = pt.sum(alpha)
+        p = alpha / total
+        largest = pt.max(alpha)
+        g = y - pt.log(alpha / largest)  # log alpha's common part cancels from e exactly
+        mean_g = pt.sum(p * g)
+        e = g - mean_g
+        near = pt.minimum(e, MAX_DEVIATION)
+        excess = pt.sum(p * exp_excess(near))
+        far = pt.logsumexp(y) - mean_g - pt.log(total / largest)
+        normaliser = (
+            0.5 * pt.sum(pt.log(alpha))
+            - 0.5 * pt.log(total)
+            - 0.5 * (d - 1) * np.log(2 * np.pi)
+            + stirling_remainder(total)
+            - pt.sum(stirling_remainder(alpha))
+        )
+    log_mean = pt.switch(pt.max(e) <= MAX_DEVIATION, pt.log1p(excess), far)
+    return normaliser - total * log_mean
 
 
 def set_hints(model, name: str, measurement: Measurement) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -54,28 +55,103 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
     np.testing.assert_allclose(k, hints["sharpness"], rtol=1e-12)
     assert np.unique(k.round(6)).size > 1  # the items' sharpness differs in this case
 
-    def y_of(u):
+    precision = 1.0 / hints["width"] ** 2 + alpha_vec
+    scale = 1.0 / np.sqrt(precision)
+    mode = np.log(alpha_vec / alpha_vec[ref])
+    centre = (hints["centre"] / hints["width"] ** 2 + alpha_vec * mode) / precision
+    # the reference's shared uncertainty: u = start + (I + c b b^T) t
+    start_slope = scale + 1.0 / (alpha_vec * (1.0 + np.exp(k * (hints["start"] - hints["kink"]))))
+    b = scale[ref] / start_slope
+    b[ref] = 0.0
+    c = 1.0 / (1.0 + np.sqrt(1.0 + b @ b))
+
+    def y_of(t):
+        u = hints["start"] + t + c * b * (b @ t)
         soft = np.logaddexp(0.0, -k * (u - hints["kink"])) / (k * alpha_vec)
-        y = hints["centre"] + hints["width"] * u - soft
+        y = centre + scale * u - soft
         y[ref] = 0.0
         return y
 
     rng = np.random.default_rng(0)
+    others = np.arange(d) != ref
     for _ in range(5):
         t = rng.normal(0.0, 2.0, d)
-        u = t + hints["start"]
-        y = y_of(u)
+        y = y_of(t)
         f = np.exp(y - np.logaddexp.reduce(y))
         h = 1e-6
-        slope = (y_of(u + h) - y_of(u - h)) / (2 * h)
-        others = np.arange(d) != ref
+        jacobian = np.empty((d, d))  # d y / d t, column by column (not diagonal: b b^T)
+        for j in range(d):
+            step = np.zeros(d)
+            step[j] = h
+            jacobian[:, j] = (y_of(t + step) - y_of(t - step)) / (2 * h)
+        sign, log_det = np.linalg.slogdet(jacobian[np.ix_(others, others)])
+        assert sign > 0
         expected = (
             stats.dirichlet.logpdf(f, alpha_vec)
             + np.log(f).sum()  # the additive log-ratio map's Jacobian
-            + np.log(slope[others]).sum()
+            + log_det
             + stats.norm.logpdf(t[ref])  # the unused reference slot
         )
         assert logp({"f_t": t}) == pytest.approx(expected, rel=1e-7, abs=1e-6)
+
+
+def decimal_dirichlet_log_density(y, log_a, ratio) -> Decimal:
+    """Return sum alpha log softmax(y) + lgamma(sum alpha) - sum lgamma(alpha), to 80 digits.
+
+    As the formula reads, in decimal arithmetic, with ``alpha = exp(log_a) * ratio``
+    (``log_a`` a ``Decimal``); lgamma by Stirling's series (every argument here is
+    above 10^4, where three terms leave an error below 10^-30).
+    """
+    with localcontext() as context:
+        context.prec = 80
+        pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+
+        def lgamma(x):
+            coefficients = ((1, 12), (-1, 360), (1, 1260))  # B_2k / (2k (2k - 1))
+            series = sum(
+                Decimal(num) / (den * x ** (2 * j + 1)) for j, (num, den) in enumerate(coefficients)
+            )
+            return (x - Decimal("0.5")) * x.ln() - x + (2 * pi).ln() / 2 + series
+
+        y = [Decimal(float(v)) for v in y]
+        alpha = [(+log_a).exp() * Decimal(float(r)) for r in ratio]
+        log_total = sum(v.exp() for v in y).ln()
+        value = sum(a * (v - log_total) for a, v in zip(alpha, y, strict=True))
+        return value + lgamma(sum(alpha)) - sum(lgamma(a) for a in alpha)
+
+
+@pytest.mark.parametrize("log_a", [10.0, 20.0, 30.0])
+@pytest.mark.parametrize("per_item", [False, True], ids=["symmetric", "per-item"])
+def test_dirichlet_log_density_keeps_its_precision_at_large_concentrations(log_a, per_item):
+    """Value and gradient in log a against an 80-digit evaluation of the formula as it reads.
+
+    At concentration a the formula's terms are ~ a d log d while their sum is ~ d: in
+    double precision as written, the error at log a = 30 and d = 64 is ~ 10 nats.
+    """
+    import pytensor
+    import pytensor.tensor as pt
+
+    from bayesldp.models.dirichlet import dirichlet_log_density
+
+    d = 64
+    rng = np.random.default_rng(1)
+    ratio = np.tile([1.0, 2.0], d // 2) if per_item else np.ones(d)
+    # log-ratios as the prior spreads them at this concentration, about its mode
+    y_value = np.log(ratio) + rng.normal(0.0, math.exp(-log_a / 2), d)
+    y, la = pt.dvector("y"), pt.dscalar("la")
+    alpha = pt.exp(la) * ratio if per_item else pt.exp(la)
+    density = dirichlet_log_density(y, alpha, d)
+    value_and_slope = pytensor.function([y, la], [density, pt.grad(density, la)])
+    value, slope = value_and_slope(y_value, log_a)
+
+    def reference(shift: str):
+        return decimal_dirichlet_log_density(y_value, Decimal(log_a) + Decimal(shift), ratio)
+
+    expected_slope = (reference("1e-20") - reference("-1e-20")) / Decimal("2e-20")
+    assert value == pytest.approx(float(reference("0")), abs=1e-8, rel=1e-12)
+    # the per-item path keeps ~1e-16 sqrt(a) d of rounding in the slope (its log-ratios'
+    # modes depend on alpha): ~1e-7 at log a = 30, against ~10 as the formula reads
+    assert slope == pytest.approx(float(expected_slope), abs=1e-6, rel=1e-6)
 
 
 @pytest.mark.parametrize(
