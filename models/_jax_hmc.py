@@ -27,8 +27,9 @@ weakness is posteriors whose scales differ along a trajectory (funnels of hierar
 models): there NUTS's adaptive length is safer, so ``sampler="auto"`` takes it first
 only for the ready-made models, and :func:`bayesldp.models.fit` says which sampler ran.
 
-Draws are transformed to the model's variables and returned as ArviZ InferenceData,
-as PyMC's own NumPyro path does, with the sample statistics ``diverging``, ``lp`` (the
+Draws are transformed to the model's variables (a batch of draws at a time,
+:func:`transform_draws`) and returned as ArviZ InferenceData, as PyMC's own NumPyro path
+does, with the sample statistics ``diverging``, ``lp`` (the
 log-density), ``energy``, ``step_size``, ``n_steps`` and ``acceptance_rate``.
 """
 
@@ -66,6 +67,12 @@ STATS = {
     "num_steps": "n_steps",
     "accept_prob": "acceptance_rate",
 }
+
+
+#: :func:`transform_draws` takes as many draws at once as keep each of the transform's
+#: intermediate arrays to about this many numbers (all 2 x 1000 draws at once held one of
+#: 2000 x 42,178 numbers per intermediate, and bayes-dirichlet ran out of 24 GB).
+TRANSFORM_BATCH_NUMBERS = 2**22
 
 
 def jittered_hmc_kernel(
@@ -254,7 +261,7 @@ def sample_jittered_hmc(
     stats["lp"] = -stats["lp"]  # NumPyro's potential energy is the negative log-density
     outputs = list(get_default_varnames(model.unobserved_value_vars, include_transformed=False))
     transform = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    values = jax.jit(lambda xs: jax.vmap(jax.vmap(transform))(*xs))(raw)
+    values = transform_draws(transform, raw)
     del raw, mcmc
     posterior = {v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)}
     coords = {name: np.asarray(v) for name, v in model.coords.items() if v is not None}
@@ -268,3 +275,29 @@ def sample_jittered_hmc(
         dims=dims,
         attrs={"sampler": "numpyro-hmc", "tuning_steps": tune},
     )
+
+
+def transform_draws(transform, raw: list) -> list:
+    """Apply a jaxified graph to every draw, a batch of draws at a time.
+
+    Parameters
+    ----------
+    transform : callable
+        From ``pymc.sampling.jax.get_jaxified_graph``: the free variables of one draw to
+        a list of outputs.
+    raw : list of jax.Array
+        Each free variable's draws, shape ``(chains, draws, ...)``.
+
+    Returns
+    -------
+    list of jax.Array
+        Each output's values, shape ``(chains, draws, ...)``.
+    """
+    import jax
+
+    leading = raw[0].shape[:2]
+    flat = [x.reshape((-1, *x.shape[2:])) for x in raw]
+    width = max(max(int(np.prod(x.shape[1:])) for x in flat), 1)
+    batch = int(min(flat[0].shape[0], max(1, TRANSFORM_BATCH_NUMBERS // width)))
+    values = jax.jit(lambda xs: jax.lax.map(lambda x: transform(*x), xs, batch_size=batch))(flat)
+    return [v.reshape((*leading, *v.shape[1:])) for v in values]

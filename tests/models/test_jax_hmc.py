@@ -217,3 +217,22 @@ def test_profile_script_reports_each_factor_of_the_cost():
     assert sum(row["steps_warmup_per_50"]) >= row["steps_warmup_total"]  # per block: the most
     assert row["steps_draws_total"] >= 20 and len(row["step_size_adapted"]) == 2
     assert row["ess_bulk_worst_free"] > 0 and row["r_hat_worst_free"] > 0.9
+
+
+@pytest.mark.parametrize("budget", [4 * 3, 10**9], ids=["batches", "all-at-once"])
+def test_transform_draws_matches_vmap_in_batches(monkeypatch, budget):
+    # a batch of 4 draws of width 3 (14 draws: a remainder of 2), or every draw at once
+    import jax
+    import jax.numpy as jnp
+
+    def transform(x, y):
+        return [jnp.exp(x) / jnp.sum(jnp.exp(x)), x * y, jnp.sum(x) + y]
+
+    rng = np.random.default_rng(0)
+    raw = [jnp.asarray(rng.normal(size=(2, 7, 3))), jnp.asarray(rng.normal(size=(2, 7)))]
+    monkeypatch.setattr(jax_hmc, "TRANSFORM_BATCH_NUMBERS", budget)
+    got = jax_hmc.transform_draws(transform, raw)
+    expected = jax.vmap(jax.vmap(transform))(*raw)
+    assert [g.shape for g in got] == [(2, 7, 3), (2, 7, 3), (2, 7)]
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-12)
