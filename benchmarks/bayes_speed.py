@@ -206,8 +206,18 @@ def _demo(args, code: str, baseline: Path | None) -> dict:
            "seconds_process": wall, "seconds_total": wall, "cold_cache": bool(args.cold),
            "load_average_1min": load, "load_average_after": os.getloadavg()[0]}  # fmt: skip
     if result.returncode != 0:
-        row["error"] = (result.stderr.strip().splitlines() or ["?"])[-1][:300]
+        row["error"] = _error_line(result)
     return row
+
+
+def _error_line(result: subprocess.CompletedProcess) -> str:
+    """Return the failed child's last line of stderr, or how it ended if it printed none."""
+    lines = result.stderr.strip().splitlines()
+    if lines:
+        return lines[-1][:300]
+    if result.returncode < 0:  # e.g. -9: the kernel's out-of-memory killer
+        return f"killed by signal {-result.returncode}, nothing on stderr"
+    return f"exit code {result.returncode}, nothing on stderr"
 
 
 def _run(
@@ -232,7 +242,7 @@ def _run(
         wall = time.perf_counter() - start
     if result.returncode != 0:
         return {"method": method, "d": d, "sampler": sampler, "code": code, "threads": threads,
-                "error": result.stderr.strip().splitlines()[-1][:300]}  # fmt: skip
+                "error": _error_line(result)}  # fmt: skip
     row = json.loads(result.stdout.strip().splitlines()[-1])
     row.update(
         {"code": code, "threads": threads, "seconds_process": wall, "cold_cache": bool(args.cold),

@@ -205,6 +205,18 @@ def test_bayes_speed_case_runs():
     assert row["seconds_total"] > 0 and row["d"] == 64
 
 
+def test_bayes_speed_reports_a_child_killed_without_a_word():
+    # a case the out-of-memory killer ends prints nothing on stderr; the row says so
+    import subprocess
+
+    from benchmarks import bayes_speed as speed
+
+    killed = subprocess.CompletedProcess(["python"], -9, stdout="", stderr="")
+    assert speed._error_line(killed) == "killed by signal 9, nothing on stderr"
+    failed = subprocess.CompletedProcess(["python"], 1, stdout="", stderr="a\nValueError: x\n")
+    assert speed._error_line(failed) == "ValueError: x"
+
+
 @pytest.mark.slow  # a fresh process with an empty compile cache; run_case is tested above
 def test_bayes_speed_runs_a_case_in_a_cold_child_process(tmp_path):
     # the timing path: a child process that loads the script by path, with an empty
