@@ -96,9 +96,11 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
         or one standard deviation, whichever is larger), ``width`` (the peak's relative
         noise, at most 1), ``kink`` (where the prior's tail takes over, in sampled
         units below the peak), ``start`` (0 at the peak; items estimated below
-        ``START_Z`` standard deviations start just inside the tail) and ``sharpness``
-        (the kink's, :func:`kink_sharpness` at the moment estimate of the concentration,
-        :func:`concentration_start`).
+        ``START_Z`` standard deviations start just inside the tail), ``sharpness``
+        (the kink's, :func:`kink_sharpness`), ``guess`` (the moment estimate
+        :math:`\log \hat a` of the concentration, :func:`concentration_start`, the same
+        for every item) and ``following`` (:math:`\lambda_v = \hat a w_v^2 /
+        (1 + \hat a w_v^2)`, the prior's share of the item's precision at the guess).
     """
     check_measurement(m)
     f = m.estimates
@@ -112,11 +114,13 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
     kink = (kink_at - centre) / width
     in_tail = f < START_Z * sd
     start = np.where(in_tail, kink - 1.0, 0.0)
-    sharpness = kink_sharpness(concentration_start(m), width, kink, in_tail)
+    guess = concentration_start(m)
+    sharpness = kink_sharpness(guess, width, kink, in_tail)
     reference = np.zeros(f.size)
     reference[ref] = 1.0
     centre[ref], kink[ref], start[ref] = 0.0, REFERENCE_KINK, 0.0  # its width is its own
     sharpness[ref] = KINK_SHARPNESS
+    prior_share = np.exp(guess) * width**2  # the prior's precision over the noise's
     return {
         "reference": reference,
         "centre": centre,
@@ -124,6 +128,8 @@ def parametrization_hints(m: Measurement) -> dict[str, np.ndarray]:
         "kink": kink,
         "start": start,
         "sharpness": sharpness,
+        "guess": np.full(f.size, guess),
+        "following": prior_share / (1.0 + prior_share),
     }
 
 
@@ -189,17 +195,24 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     (:func:`kink_sharpness`: sharp enough that the tail's slope does not reach the peak).
     The peak is partially centred between the data and the prior's mode
     :math:`m_v = \log(\alpha_v / \alpha_r)`, each weighted by its precision:
-    :math:`\sigma_v = (w_v^{-2} + \alpha_v)^{-1/2}` and
-    :math:`\bar c_v = \sigma_v^2 (c_v / w_v^2 + \alpha_v m_v)`. Above the kink
+    :math:`\sigma_v = (w_v^{-2} + \tilde\alpha_v)^{-1/2}` and
+    :math:`\bar c_v = \sigma_v^2 (c_v / w_v^2 + \tilde\alpha_v m_v)`. Above the kink
     :math:`y_v \approx \bar c_v + \sigma_v u_v`, so the item's peak has unit scale in
     :math:`u_v` whether the noise (small concentrations) or the prior (large ones,
     where :math:`\sigma_v \approx \alpha_v^{-1/2}`) sets it: no funnel between the
-    concentration and the log-ratios. Below the kink the slope is
+    concentration and the log-ratios. The prior's precision
+    :math:`\tilde\alpha_v = \hat a^{1 - \lambda_v} \alpha_v^{\lambda_v}` follows the
+    sampled concentration only as far as the prior outweighs the noise at a guess
+    :math:`\hat a` (:func:`concentration_start`):
+    :math:`\lambda_v = \hat a w_v^2 / (1 + \hat a w_v^2)`. Where the noise sets the
+    peaks (small concentrations, typically many items) the coordinates then barely move
+    with the concentration: with tens of thousands of items, each moving a little,
+    the concentration did not mix. Below the kink the slope is
     :math:`\approx 1/\alpha_v`, so the prior's tail :math:`e^{\alpha_v y_v}` has unit
     scale too, whatever :math:`\alpha_v` is (no scale of :math:`1/\alpha` to cross).
     Every :math:`y_v` shares the reference's own uncertainty, :math:`\sigma_r`; in
     units of each item's slope at its start,
-    :math:`b_v = \sigma_r / (\sigma_v + \alpha_v^{-1}\sigma(-k_v(s_v - \kappa_v)))`
+    :math:`b_v = \sigma_r / (\sigma_v + \tilde\alpha_v^{-1}\sigma(-k_v(s_v - \kappa_v)))`
     (:math:`b_r = 0`), that is a covariance :math:`b b^\top` on top of the identity
     (:math:`|b|^2 \approx d` where the items are equally noisy, at large
     concentrations), which the rank-one map with
@@ -216,8 +229,8 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     name : str
         Name of the frequency vector (a ``Deterministic``); the free coordinates are
         ``{name}_t`` and the hints ``pm.Data`` named ``{name}_reference``,
-        ``{name}_centre``, ``{name}_width``, ``{name}_kink``, ``{name}_start`` and
-        ``{name}_sharpness``;
+        ``{name}_centre``, ``{name}_width``, ``{name}_kink``, ``{name}_start``,
+        ``{name}_sharpness``, ``{name}_guess`` and ``{name}_following``;
         :func:`bayesldp.models.fit` moves them to the measurement it fits
         (:func:`set_hints`, registered with
         :func:`~bayesldp.models.likelihood.follow_measurement`).
@@ -248,14 +261,18 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     t = pm.Flat(f"{name}_t", shape=d)
     inv_a = 1.0 / alpha
     # partially centred: between the data's log-ratio and the prior's mode, weighted by
-    # their precisions (the noise's 1 / w^2, the prior's about alpha)
+    # their precisions (the noise's 1 / w^2, the prior's about alpha). The prior's
+    # precision follows the sampled alpha only as far as the prior outweighs the noise
+    # at the guess: alpha_c = guess^(1 - lambda) alpha^lambda
     prior_mode = pt.log(alpha / pt.sum(hints["reference"] * alpha)) if alpha.ndim else 0.0
-    precision = 1.0 / hints["width"] ** 2 + alpha
+    lam = hints["following"]
+    alpha_c = pt.exp(hints["guess"] + lam * (pt.log(alpha) - hints["guess"]))
+    precision = 1.0 / hints["width"] ** 2 + alpha_c
     scale = 1.0 / pt.sqrt(precision)
-    centre = (hints["centre"] / hints["width"] ** 2 + alpha * prior_mode) / precision
+    centre = (hints["centre"] / hints["width"] ** 2 + alpha_c * prior_mode) / precision
     # the reference item's own uncertainty, shared by every log-ratio: a rank-one
     # covariance b b^T of the scaled coordinates, taken out by u = s + (I + c b b^T) t
-    start_slope = scale + inv_a * pt.sigmoid(-k * (hints["start"] - hints["kink"]))
+    start_slope = scale + pt.sigmoid(-k * (hints["start"] - hints["kink"])) / alpha_c
     b = free * pt.sum(hints["reference"] * scale) / start_slope
     b_norm2 = pt.sum(b * b)
     shared = pt.sum(b * t) / (1.0 + pt.sqrt(1.0 + b_norm2))

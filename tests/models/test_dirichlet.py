@@ -55,12 +55,15 @@ def test_dirichlet_simplex_density_is_the_dirichlet(alpha):
     np.testing.assert_allclose(k, hints["sharpness"], rtol=1e-12)
     assert np.unique(k.round(6)).size > 1  # the items' sharpness differs in this case
 
-    precision = 1.0 / hints["width"] ** 2 + alpha_vec
+    lam = hints["following"]  # how far the prior's precision follows the sampled alpha
+    assert np.all((lam > 0) & (lam < 1))
+    alpha_c = np.exp(hints["guess"] + lam * (np.log(alpha_vec) - hints["guess"]))
+    precision = 1.0 / hints["width"] ** 2 + alpha_c
     scale = 1.0 / np.sqrt(precision)
     mode = np.log(alpha_vec / alpha_vec[ref])
-    centre = (hints["centre"] / hints["width"] ** 2 + alpha_vec * mode) / precision
+    centre = (hints["centre"] / hints["width"] ** 2 + alpha_c * mode) / precision
     # the reference's shared uncertainty: u = start + (I + c b b^T) t
-    start_slope = scale + 1.0 / (alpha_vec * (1.0 + np.exp(k * (hints["start"] - hints["kink"]))))
+    start_slope = scale + 1.0 / (alpha_c * (1.0 + np.exp(k * (hints["start"] - hints["kink"]))))
     b = scale[ref] / start_slope
     b[ref] = 0.0
     c = 1.0 / (1.0 + np.sqrt(1.0 + b @ b))
