@@ -206,8 +206,9 @@ def dirichlet_simplex(name: str, alpha, measurement: Measurement, *, dims=None):
     :math:`\hat a` (:func:`concentration_start`):
     :math:`\lambda_v = \hat a w_v^2 / (1 + \hat a w_v^2)`. Where the noise sets the
     peaks (small concentrations, typically many items) the coordinates then barely move
-    with the concentration: with tens of thousands of items, each moving a little,
-    the concentration did not mix. Below the kink the slope is
+    with the concentration; were they to follow it fully, tens of thousands of items
+    each moving a little would pin the concentration and it would not mix. Below the
+    kink the slope is
     :math:`\approx 1/\alpha_v`, so the prior's tail :math:`e^{\alpha_v y_v}` has unit
     scale too, whatever :math:`\alpha_v` is (no scale of :math:`1/\alpha` to cross).
     Every :math:`y_v` shares the reference's own uncertainty, :math:`\sigma_r`; in
